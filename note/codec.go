@@ -1,0 +1,322 @@
+package note
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ErrMalformed marks a file that is not a readable note. Callers skip such
+// files and report them; they never stop a reindex.
+var ErrMalformed = errors.New("malformed note")
+
+func malformed(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
+}
+
+var extraKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+
+const (
+	fmOpen  = "---\n"
+	fmClose = "\n---\n"
+)
+
+// Parse reads a note file: "---\n<YAML frontmatter>\n---\n<body>\n". Only
+// id, type and title are required; missing keys take the Python tool's
+// defaults. Values are normalized to strings whatever YAML type they would
+// resolve to (an unquoted timestamp stays the text that was written).
+// The returned Scope is the frontmatter's; callers that know the tree
+// override it.
+func Parse(data []byte) (*Note, error) {
+	if !utf8.Valid(data) {
+		return nil, malformed("not valid UTF-8 (at byte %d)", invalidUTF8Offset(data))
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return nil, malformed("contains a NUL byte")
+	}
+	if line, ok := conflictMarkerLine(data); ok {
+		return nil, malformed("contains a git conflict marker at line %d", line)
+	}
+	text := string(data)
+	if !strings.HasPrefix(text, fmOpen) {
+		return nil, malformed("missing YAML frontmatter (the file must start with a --- line)")
+	}
+	rest := text[len(fmOpen):]
+	var front, body string
+	if strings.HasPrefix(rest, "---\n") {
+		front, body = "", rest[4:]
+	} else if i := strings.Index(rest, fmClose); i >= 0 {
+		front, body = rest[:i+1], rest[i+len(fmClose):]
+	} else if strings.HasSuffix(rest, "\n---") {
+		front, body = rest[:len(rest)-3], ""
+	} else {
+		return nil, malformed("frontmatter is not closed by a --- line")
+	}
+	body = strings.TrimSuffix(body, "\n")
+	n, err := parseFrontmatter(front)
+	if err != nil {
+		return nil, err
+	}
+	n.Body = body
+	return n, nil
+}
+
+func invalidUTF8Offset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+// conflictMarkerLine finds leftover merge markers. Only the opening and
+// closing markers count: a line of "=======" alone is a Markdown heading
+// underline.
+func conflictMarkerLine(data []byte) (int, bool) {
+	line := 1
+	for len(data) > 0 {
+		end := bytes.IndexByte(data, '\n')
+		cur := data
+		if end >= 0 {
+			cur = data[:end]
+		}
+		if (bytes.HasPrefix(cur, []byte("<<<<<<<")) || bytes.HasPrefix(cur, []byte(">>>>>>>"))) &&
+			(len(cur) == 7 || cur[7] == ' ' || cur[7] == '\r') {
+			return line, true
+		}
+		if end < 0 {
+			break
+		}
+		data = data[end+1:]
+		line++
+	}
+	return 0, false
+}
+
+func parseFrontmatter(front string) (*Note, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
+		return nil, malformed("frontmatter is not valid YAML: %v", err)
+	}
+	n := &Note{
+		Project: DefaultProject, MachineID: DefaultMachineID, Scope: ScopePortable,
+		UserID: DefaultUserID, WorkspaceID: DefaultWorkspaceID, ProvSource: DefaultProvSource,
+		Confidence: 1.0, Tags: []string{},
+	}
+	var root *yaml.Node
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if root == nil || root.Kind != yaml.MappingNode {
+		if root != nil && root.Kind == yaml.ScalarNode && root.Tag == "!!null" || root == nil {
+			return nil, malformed("frontmatter is empty (id, type and title are required)")
+		}
+		return nil, malformed("frontmatter is not a mapping")
+	}
+	if err := rejectAliases(root, 0); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, malformed("frontmatter has a non-scalar key at line %d", k.Line)
+		}
+		key := k.Value
+		if seen[key] {
+			return nil, malformed("frontmatter key %q appears twice", key)
+		}
+		seen[key] = true
+		if err := n.setField(key, v); err != nil {
+			return nil, err
+		}
+	}
+	for _, req := range []string{"id", "type", "title"} {
+		if !seen[req] {
+			return nil, malformed("frontmatter is missing %q", req)
+		}
+	}
+	if !ValidID(n.ID) {
+		return nil, malformed("id %q is not a valid note id", n.ID)
+	}
+	if !ValidType(n.Type) {
+		return nil, malformed("type %q is not one of %s", n.Type, strings.Join(Types, ", "))
+	}
+	return n, nil
+}
+
+// rejectAliases refuses anchors/aliases (the billion-laughs shape) and
+// absurd nesting: a note's frontmatter is flat.
+func rejectAliases(nd *yaml.Node, depth int) error {
+	if depth > 8 {
+		return malformed("frontmatter is nested too deeply")
+	}
+	if nd.Kind == yaml.AliasNode || nd.Anchor != "" {
+		return malformed("frontmatter uses YAML anchors or aliases (line %d)", nd.Line)
+	}
+	for _, c := range nd.Content {
+		if err := rejectAliases(c, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isNull(v *yaml.Node) bool { return v.Kind == yaml.ScalarNode && v.Tag == "!!null" }
+
+func scalarString(key string, v *yaml.Node) (string, error) {
+	if v.Kind != yaml.ScalarNode {
+		return "", malformed("%s must be a single value (line %d)", key, v.Line)
+	}
+	return v.Value, nil
+}
+
+func stringList(key string, v *yaml.Node) ([]string, error) {
+	switch {
+	case isNull(v):
+		return []string{}, nil
+	case v.Kind == yaml.ScalarNode:
+		if v.Value == "" {
+			return []string{}, nil
+		}
+		return []string{v.Value}, nil
+	case v.Kind == yaml.SequenceNode:
+		out := make([]string, 0, len(v.Content))
+		for _, item := range v.Content {
+			if item.Kind != yaml.ScalarNode {
+				return nil, malformed("%s must be a list of values (line %d)", key, item.Line)
+			}
+			out = append(out, item.Value)
+		}
+		return out, nil
+	}
+	return nil, malformed("%s must be a list (line %d)", key, v.Line)
+}
+
+func (n *Note) setField(key string, v *yaml.Node) error {
+	strField := map[string]*string{
+		"id": &n.ID, "type": &n.Type, "title": &n.Title, "project": &n.Project,
+		"machine_id": &n.MachineID, "scope": &n.Scope, "user_id": &n.UserID,
+		"workspace_id": &n.WorkspaceID, "prov_source": &n.ProvSource, "prov_model": &n.ProvModel,
+		"prov_session": &n.ProvSession, "created_at": &n.CreatedAt, "updated_at": &n.UpdatedAt,
+	}
+	if p, ok := strField[key]; ok {
+		if isNull(v) {
+			return nil // absent: keep the default
+		}
+		s, err := scalarString(key, v)
+		if err != nil {
+			return err
+		}
+		*p = s
+		return nil
+	}
+	switch key {
+	case "confidence":
+		if isNull(v) {
+			return nil
+		}
+		s, err := scalarString(key, v)
+		if err != nil {
+			return err
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return malformed("confidence %q is not a number", s)
+		}
+		n.Confidence = f
+	case "tags":
+		l, err := stringList(key, v)
+		if err != nil {
+			return err
+		}
+		n.Tags = l
+	case "supersedes":
+		l, err := stringList(key, v)
+		if err != nil {
+			return err
+		}
+		n.Supersedes = l
+	default:
+		if !extraKey.MatchString(key) {
+			return nil // not a key this writer could emit safely; read, not kept
+		}
+		switch {
+		case v.Kind == yaml.ScalarNode && !isNull(v):
+			n.Extra = append(n.Extra, Field{Key: key, Value: v.Value})
+		case v.Kind == yaml.SequenceNode:
+			if l, err := stringList(key, v); err == nil {
+				n.Extra = append(n.Extra, Field{Key: key, List: l, IsList: true})
+			}
+		}
+	}
+	return nil
+}
+
+// Marshal renders a note exactly as the Python writer does:
+// "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) +
+// "---\n" + body + "\n".
+func Marshal(n *Note) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(fmOpen)
+	e := &emitter{buf: &buf, whitespace: true, indention: true}
+	str := func(k, v string) {
+		e.key(k)
+		e.scalar(v)
+	}
+	list := func(k string, l []string) {
+		e.key(k)
+		if len(l) == 0 {
+			e.buf.WriteString(" []")
+			e.column += 3
+			return
+		}
+		for _, item := range l {
+			e.sequenceItem()
+			e.scalar(item)
+		}
+	}
+	str("id", n.ID)
+	str("type", n.Type)
+	str("title", n.Title)
+	str("project", n.Project)
+	str("machine_id", n.MachineID)
+	str("scope", n.Scope)
+	str("user_id", n.UserID)
+	str("workspace_id", n.WorkspaceID)
+	str("prov_source", n.ProvSource)
+	e.key("confidence")
+	e.scalarTagged(pyFloatRepr(n.Confidence), true)
+	if n.ProvModel != "" {
+		str("prov_model", n.ProvModel)
+	}
+	if n.ProvSession != "" {
+		str("prov_session", n.ProvSession)
+	}
+	if len(n.Supersedes) > 0 {
+		list("supersedes", n.Supersedes)
+	}
+	str("created_at", n.CreatedAt)
+	str("updated_at", n.UpdatedAt)
+	list("tags", n.Tags)
+	for _, f := range n.Extra {
+		if f.IsList {
+			list(f.Key, f.List)
+		} else {
+			str(f.Key, f.Value)
+		}
+	}
+	buf.WriteString("\n---\n")
+	buf.WriteString(n.Body)
+	buf.WriteString("\n")
+	return buf.Bytes()
+}

@@ -1,0 +1,158 @@
+package note
+
+import (
+	"crypto/rand"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+)
+
+// Note types, as the Python tool defines them.
+const (
+	TypeProcedural = "procedural" // verified how-tos, decisions, fixes
+	TypeSemantic   = "semantic"   // facts, preferences, conventions
+	TypeEpisodic   = "episodic"   // what happened in a session
+)
+
+// Scopes. The tree a note sits in decides its scope.
+const (
+	ScopePortable     = "portable"      // memory/, synced between machines
+	ScopeMachineLocal = "machine-local" // local/, never leaves this machine
+)
+
+// Defaults applied when a frontmatter key is absent (Python inventory §4.1).
+const (
+	DefaultProject     = "global"
+	DefaultMachineID   = "unknown"
+	DefaultUserID      = "self"
+	DefaultWorkspaceID = "personal"
+	DefaultProvSource  = "human"
+)
+
+// MaxFileSize bounds a note file. Larger files are reported, never indexed:
+// a note is a paragraph of memory, and a runaway file must not stall a
+// reindex or a hook.
+const MaxFileSize = 1 << 20
+
+// Types lists the valid note types in a stable order.
+var Types = []string{TypeProcedural, TypeSemantic, TypeEpisodic}
+
+// Note is one memory note. Field order mirrors the frontmatter key order.
+type Note struct {
+	ID          string
+	Type        string
+	Title       string
+	Project     string
+	MachineID   string
+	Scope       string
+	UserID      string
+	WorkspaceID string
+	ProvSource  string
+	Confidence  float64
+	ProvModel   string
+	ProvSession string
+	Supersedes  []string
+	CreatedAt   string
+	UpdatedAt   string
+	Tags        []string
+	// Extra keeps frontmatter keys this package does not know (such as
+	// conflict_of on merge conflict copies) so a rewrite does not drop them.
+	Extra []Field
+	Body  string
+}
+
+// Field is a frontmatter key outside the known set. Only scalars and lists
+// of scalars are kept; other shapes are read but not preserved.
+type Field struct {
+	Key    string
+	Value  string
+	List   []string
+	IsList bool
+}
+
+// ExtraValue returns the scalar value of an extra frontmatter key.
+func (n *Note) ExtraValue(key string) (string, bool) {
+	for _, f := range n.Extra {
+		if f.Key == key && !f.IsList {
+			return f.Value, true
+		}
+	}
+	return "", false
+}
+
+// SetExtra sets (or replaces) a scalar extra frontmatter key.
+func (n *Note) SetExtra(key, value string) {
+	for i, f := range n.Extra {
+		if f.Key == key {
+			n.Extra[i] = Field{Key: key, Value: value}
+			return
+		}
+	}
+	n.Extra = append(n.Extra, Field{Key: key, Value: value})
+}
+
+var idPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$`)
+
+// ValidID reports whether s is shaped like a note id: letters, digits, '-'
+// and '_', at most 128 characters. Anything else (dots, slashes) could name
+// a path, so it is refused before it reaches the file system or the index.
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
+// NewID returns a fresh ULID (26 characters, Crockford base32, uppercase),
+// the id format of the Python tool.
+func NewID(t time.Time) string {
+	return ulid.MustNew(ulid.Timestamp(t), rand.Reader).String()
+}
+
+// Now formats t as the Python tool stamps notes: UTC, to the second, with a
+// literal +00:00 offset.
+func Now(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05+00:00") }
+
+// ValidType reports whether t is one of the three note types.
+func ValidType(t string) bool {
+	return t == TypeProcedural || t == TypeSemantic || t == TypeEpisodic
+}
+
+// ValidScope reports whether s is a scope name.
+func ValidScope(s string) bool { return s == ScopePortable || s == ScopeMachineLocal }
+
+// New returns a note with defaults filled in, a fresh id and both
+// timestamps set to now.
+func New(typ, title, body string, now time.Time) *Note {
+	ts := Now(now)
+	return &Note{
+		ID: NewID(now), Type: typ, Title: title, Body: body,
+		Project: DefaultProject, MachineID: DefaultMachineID, Scope: ScopePortable,
+		UserID: DefaultUserID, WorkspaceID: DefaultWorkspaceID, ProvSource: DefaultProvSource,
+		Confidence: 1.0, CreatedAt: ts, UpdatedAt: ts, Tags: []string{},
+	}
+}
+
+// Validate checks what a writer must guarantee before a note reaches disk.
+// Errors name the offending field.
+func (n *Note) Validate() error {
+	if !ValidID(n.ID) {
+		return fmt.Errorf("id %q is not a valid note id", n.ID)
+	}
+	if !ValidType(n.Type) {
+		return fmt.Errorf("type %q is not one of %s", n.Type, strings.Join(Types, ", "))
+	}
+	if strings.TrimSpace(n.Title) == "" {
+		return fmt.Errorf("title is empty")
+	}
+	if !ValidScope(n.Scope) {
+		return fmt.Errorf("scope %q is not %s or %s", n.Scope, ScopePortable, ScopeMachineLocal)
+	}
+	for _, id := range n.Supersedes {
+		if !ValidID(id) {
+			return fmt.Errorf("supersedes: %q is not a valid note id", id)
+		}
+	}
+	return nil
+}
+
+// RelPath is the note's path inside its tree: <type>/<id>.md.
+func (n *Note) RelPath() string { return n.Type + "/" + n.ID + ".md" }

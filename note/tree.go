@@ -1,0 +1,202 @@
+package note
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Tree is one directory of notes laid out as <type>/<file>.md. Its scope is
+// the scope of every note in it.
+type Tree struct {
+	Root  string // absolute directory
+	Scope string // ScopePortable or ScopeMachineLocal
+}
+
+// Path returns the absolute path of a file inside the tree. rel uses
+// forward slashes, as stored in the index.
+func (t Tree) Path(rel string) string { return filepath.Join(t.Root, filepath.FromSlash(rel)) }
+
+// Write stores n at <type>/<id>.md atomically and returns that relative
+// path. The note's scope is forced to the tree's.
+func (t Tree) Write(n *Note) (string, error) {
+	n.Scope = t.Scope
+	if err := n.Validate(); err != nil {
+		return "", fmt.Errorf("write note: %w", err)
+	}
+	rel := n.RelPath()
+	if err := WriteFileAtomic(t.Path(rel), Marshal(n)); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory, fsyncs it and renames it into place, so a crash leaves either
+// the old file or the new one, never half of one.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create directory %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-anamnesis-*")
+	if err != nil {
+		return fmt.Errorf("create temporary file in %s: %w", dir, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if err = os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("chmod %s: %w", tmp, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	// The rename is durable only once the directory entry is.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ReadFile reads one note file with the guards the index relies on: no
+// symlinks (a link could point anywhere on the machine), regular files
+// only, at most MaxFileSize bytes. Refusals wrap ErrMalformed.
+func (t Tree) ReadFile(rel string) ([]byte, fs.FileInfo, error) {
+	p := t.Path(rel)
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stat %s: %w", p, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fi, malformed("%s", t.describeSymlink(p))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fi, malformed("not a regular file")
+	}
+	if fi.Size() > MaxFileSize {
+		return nil, fi, malformed("file is %d bytes, over the %d byte limit for a note", fi.Size(), MaxFileSize)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fi, fmt.Errorf("open %s: %w", p, err)
+	}
+	defer f.Close()
+	// Read at most one byte past the limit in case the file grew since Lstat.
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fi, fmt.Errorf("read %s: %w", p, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fi, malformed("file is over the %d byte limit for a note", MaxFileSize)
+	}
+	return data, fi, nil
+}
+
+func (t Tree) describeSymlink(p string) string {
+	target, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "is a symlink that cannot be resolved; not followed"
+	}
+	root, err := filepath.EvalSymlinks(t.Root)
+	if err == nil {
+		if r, err := filepath.Rel(root, target); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
+			return "is a symlink (to " + r + " inside the tree); links are not followed"
+		}
+	}
+	return "is a symlink to " + target + ", outside the tree; not followed"
+}
+
+// Entry is one candidate note file found by Walk.
+type Entry struct {
+	Rel     string // path inside the tree, forward slashes
+	Size    int64
+	MtimeNS int64
+}
+
+// Walk lists every *.md file under the tree with its size and mtime
+// (from lstat: symlinks are listed, so they can be reported). Dot
+// directories such as .git and dot files such as in-flight temporary files
+// are skipped. A missing tree is empty.
+func (t Tree) Walk(ctx context.Context, fn func(Entry) error) error {
+	err := filepath.WalkDir(t.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == t.Root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != t.Root && strings.HasPrefix(name, ".") {
+				return fs.SkipDir
+			}
+			return ctx.Err()
+		}
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walked
+			}
+			return err
+		}
+		rel, err := filepath.Rel(t.Root, p)
+		if err != nil {
+			return err
+		}
+		return fn(Entry{Rel: filepath.ToSlash(rel), Size: info.Size(), MtimeNS: info.ModTime().UnixNano()})
+	})
+	if err != nil {
+		return fmt.Errorf("walk %s: %w", t.Root, err)
+	}
+	return nil
+}
+
+// Directory names of the two trees inside a store home. The git repository
+// is memory/ itself, so local/ cannot be committed by construction.
+const (
+	PortableDir = "memory"
+	LocalDir    = "local"
+)
+
+// TreeDir names the directory (relative to the home) holding notes of a scope.
+func TreeDir(scope string) string {
+	if scope == ScopeMachineLocal {
+		return LocalDir
+	}
+	return PortableDir
+}
+
+// SplitHomePath splits a home-relative path such as memory/semantic/X.md
+// into the scope its tree implies and the path inside that tree.
+func SplitHomePath(p string) (scope, rel string, ok bool) {
+	if r, found := strings.CutPrefix(p, PortableDir+"/"); found {
+		return ScopePortable, r, true
+	}
+	if r, found := strings.CutPrefix(p, LocalDir+"/"); found {
+		return ScopeMachineLocal, r, true
+	}
+	return "", "", false
+}
