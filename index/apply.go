@@ -1,0 +1,384 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// File is what the index remembers about one note file. Path is relative
+// to the store home (memory/<type>/<name>.md or local/...).
+type File struct {
+	Path    string
+	Size    int64
+	MtimeNS int64
+	Hash    string
+	NoteID  string // the note indexed from this file, or the id it duplicates
+	Error   string // why the file is not indexed; "" when it is
+}
+
+// Change is one file-level change to apply.
+type Change struct {
+	File File
+	// Note is the parsed note for an indexed file; nil when File.Error says
+	// why the file was skipped.
+	Note *note.Note
+	// Delete removes File.Path and the note indexed from it.
+	Delete bool
+	// StatOnly records a new size/mtime for a file whose content hash is
+	// unchanged (touched, or rewritten with the same bytes).
+	StatOnly bool
+}
+
+// Result counts what Apply did. Freed lists ids whose file went away;
+// a duplicate file of such an id may now be indexable.
+type Result struct {
+	Added   int `json:"added"`
+	Updated int `json:"updated"`
+	Deleted int `json:"deleted"`
+	Skipped int `json:"skipped"`
+	Freed   []string
+}
+
+// Add folds another result into r.
+func (r *Result) Add(o Result) {
+	r.Added += o.Added
+	r.Updated += o.Updated
+	r.Deleted += o.Deleted
+	r.Skipped += o.Skipped
+	r.Freed = append(r.Freed, o.Freed...)
+}
+
+// Apply applies changes in one transaction: either all of them land or
+// none does.
+func (ix *Index) Apply(ctx context.Context, changes []Change) (Result, error) {
+	return ix.inTx(ctx, false, changes)
+}
+
+// Rebuild replaces the whole index with changes (every file of both trees)
+// in one transaction. Readers keep seeing the old index until it commits.
+func (ix *Index) Rebuild(ctx context.Context, changes []Change) (Result, error) {
+	return ix.inTx(ctx, true, changes)
+}
+
+func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Result, error) {
+	var res Result
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return res, ix.wrap("begin", err)
+	}
+	defer tx.Rollback()
+	if rebuild {
+		if err := createSchema(ctx, tx, false); err != nil {
+			return res, ix.wrap("reset", err)
+		}
+	}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	defer a.close()
+	for i := range changes {
+		if err := a.apply(&changes[i], &res); err != nil {
+			return Result{}, ix.wrap("apply "+changes[i].File.Path+" to", err)
+		}
+	}
+	if rebuild {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM index_meta WHERE key = ?`, metaNeedsRebuild); err != nil {
+			return Result{}, ix.wrap("write", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return Result{}, ix.wrap("commit", err)
+	}
+	return res, nil
+}
+
+type applier struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (a *applier) close() {
+	for _, s := range a.stmts {
+		s.Close()
+	}
+}
+
+func (a *applier) stmt(q string) (*sql.Stmt, error) {
+	if s, ok := a.stmts[q]; ok {
+		return s, nil
+	}
+	s, err := a.tx.PrepareContext(a.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	a.stmts[q] = s
+	return s, nil
+}
+
+func (a *applier) exec(q string, args ...any) error {
+	s, err := a.stmt(q)
+	if err != nil {
+		return err
+	}
+	_, err = s.ExecContext(a.ctx, args...)
+	return err
+}
+
+func (a *applier) queryRow(q string, args ...any) (*sql.Row, error) {
+	s, err := a.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryRowContext(a.ctx, args...), nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (a *applier) putFile(f File) error {
+	return a.exec(`INSERT OR REPLACE INTO index_files(path, size, mtime_ns, hash, note_id, error) VALUES (?, ?, ?, ?, ?, ?)`,
+		f.Path, f.Size, f.MtimeNS, f.Hash, nullable(f.NoteID), nullable(f.Error))
+}
+
+// fileNote returns the id indexed from path, if any.
+func (a *applier) fileNote(path string) (string, error) {
+	row, err := a.queryRow(`SELECT note_id FROM index_files WHERE path = ? AND error IS NULL`, path)
+	if err != nil {
+		return "", err
+	}
+	var id sql.NullString
+	if err := row.Scan(&id); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	return id.String, nil
+}
+
+// owner returns the rowid of note id and the home-relative path it was
+// indexed from.
+func (a *applier) owner(id string) (rowid int64, path string, ok bool, err error) {
+	row, err := a.queryRow(`SELECT rowid, scope, body_path FROM memories WHERE id = ?`, id)
+	if err != nil {
+		return 0, "", false, err
+	}
+	var scope, body string
+	if err := row.Scan(&rowid, &scope, &body); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, "", false, nil
+		}
+		return 0, "", false, err
+	}
+	return rowid, note.TreeDir(scope) + "/" + body, true, nil
+}
+
+// dropNoteOwnedBy deletes note id if it was indexed from path.
+func (a *applier) dropNoteOwnedBy(id, path string, res *Result) error {
+	if id == "" {
+		return nil
+	}
+	rowid, owner, ok, err := a.owner(id)
+	if err != nil || !ok || owner != path {
+		return err
+	}
+	for _, q := range []string{
+		`DELETE FROM memories_fts WHERE rowid = ?`,
+		`DELETE FROM memories WHERE rowid = ?`,
+	} {
+		if err := a.exec(q, rowid); err != nil {
+			return err
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM memory_tags WHERE memory_id = ?`,
+		`DELETE FROM memory_supersedes WHERE memory_id = ?`,
+	} {
+		if err := a.exec(q, id); err != nil {
+			return err
+		}
+	}
+	res.Deleted++
+	res.Freed = append(res.Freed, id)
+	return nil
+}
+
+func (a *applier) apply(c *Change, res *Result) error {
+	path := c.File.Path
+	switch {
+	case c.Delete:
+		prev, err := a.fileNote(path)
+		if err != nil {
+			return err
+		}
+		if err := a.exec(`DELETE FROM index_files WHERE path = ?`, path); err != nil {
+			return err
+		}
+		return a.dropNoteOwnedBy(prev, path, res)
+	case c.StatOnly:
+		return a.exec(`UPDATE index_files SET size = ?, mtime_ns = ? WHERE path = ?`, c.File.Size, c.File.MtimeNS, path)
+	}
+	prev, err := a.fileNote(path)
+	if err != nil {
+		return err
+	}
+	n := c.Note
+	if n == nil {
+		if err := a.dropNoteOwnedBy(prev, path, res); err != nil {
+			return err
+		}
+		res.Skipped++
+		f := c.File
+		if f.Error == "" {
+			f.Error = "not a note"
+		}
+		return a.putFile(f)
+	}
+	if prev != n.ID {
+		// The file's id changed (edited by hand): its old note is gone.
+		if err := a.dropNoteOwnedBy(prev, path, res); err != nil {
+			return err
+		}
+	}
+	scope, bodyPath, ok := note.SplitHomePath(path)
+	if !ok {
+		return fmt.Errorf("path %q is in neither tree", path)
+	}
+	rowid, owner, exists, err := a.owner(n.ID)
+	if err != nil {
+		return err
+	}
+	if exists && owner != path {
+		alive, err := a.fileNote(owner)
+		if err != nil {
+			return err
+		}
+		if alive == n.ID {
+			res.Skipped++
+			f := c.File
+			f.NoteID = n.ID
+			f.Error = "duplicate id " + n.ID + ", already indexed from " + owner
+			return a.putFile(f)
+		}
+	}
+	args := []any{n.ID, n.Type, n.Title, bodyPath, n.Project, n.MachineID, scope, n.UserID, n.WorkspaceID,
+		n.CreatedAt, n.UpdatedAt, n.ProvSource, nullable(n.ProvModel), nullable(n.ProvSession), n.Confidence}
+	if exists {
+		if err := a.exec(`UPDATE memories SET id = ?, type = ?, title = ?, body_path = ?, project = ?, machine_id = ?,
+ scope = ?, user_id = ?, workspace_id = ?, created_at = ?, updated_at = ?, prov_source = ?, prov_model = ?,
+ prov_session = ?, confidence = ? WHERE rowid = ?`, append(args, rowid)...); err != nil {
+			return err
+		}
+		if err := a.exec(`DELETE FROM memories_fts WHERE rowid = ?`, rowid); err != nil {
+			return err
+		}
+		res.Updated++
+	} else {
+		s, err := a.stmt(`INSERT INTO memories (id, type, title, body_path, project, machine_id, scope, user_id,
+ workspace_id, created_at, updated_at, prov_source, prov_model, prov_session, confidence)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		r, err := s.ExecContext(a.ctx, args...)
+		if err != nil {
+			return err
+		}
+		if rowid, err = r.LastInsertId(); err != nil {
+			return err
+		}
+		res.Added++
+	}
+	if err := a.exec(`INSERT INTO memories_fts(rowid, id, title, body, tags) VALUES (?, ?, ?, ?, ?)`,
+		rowid, n.ID, n.Title, n.Body, strings.Join(n.Tags, " ")); err != nil {
+		return err
+	}
+	if err := a.exec(`DELETE FROM memory_tags WHERE memory_id = ?`, n.ID); err != nil {
+		return err
+	}
+	for _, t := range n.Tags {
+		if err := a.exec(`INSERT OR IGNORE INTO memory_tags(memory_id, tag) VALUES (?, ?)`, n.ID, t); err != nil {
+			return err
+		}
+	}
+	if err := a.exec(`DELETE FROM memory_supersedes WHERE memory_id = ?`, n.ID); err != nil {
+		return err
+	}
+	for _, s := range n.Supersedes {
+		if err := a.exec(`INSERT OR IGNORE INTO memory_supersedes(memory_id, superseded_id) VALUES (?, ?)`, n.ID, s); err != nil {
+			return err
+		}
+	}
+	f := c.File
+	f.NoteID, f.Error = n.ID, ""
+	return a.putFile(f)
+}
+
+// Files returns the recorded state of every note file, keyed by path.
+func (ix *Index) Files(ctx context.Context) (map[string]File, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	out := map[string]File{}
+	for rows.Next() {
+		var f File
+		var id, e sql.NullString
+		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		f.NoteID, f.Error = id.String, e.String
+		out[f.Path] = f
+	}
+	if err := rows.Err(); err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	return out, nil
+}
+
+// BadFiles lists files that are not indexed and why, by path.
+func (ix *Index) BadFiles(ctx context.Context) ([]File, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files WHERE error IS NOT NULL ORDER BY path`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	var out []File
+	for rows.Next() {
+		var f File
+		var id, e sql.NullString
+		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		f.NoteID, f.Error = id.String, e.String
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// DuplicatesOf lists files recorded as duplicates of the given ids.
+func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, error) {
+	var out []string
+	for _, id := range ids {
+		rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE note_id = ? AND error IS NOT NULL ORDER BY path`, id)
+		if err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
+				return nil, ix.wrap("read", err)
+			}
+			out = append(out, p)
+		}
+		rows.Close()
+	}
+	return out, nil
+}

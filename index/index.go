@@ -1,0 +1,192 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ErrCorrupt means the file at the index path is not a usable SQLite
+// database. The index is derived data: callers delete it and rebuild.
+var ErrCorrupt = errors.New("index database is corrupt")
+
+// ErrNotFound is returned by Get for an id the index does not hold.
+var ErrNotFound = errors.New("note not found")
+
+// Meta keys kept in index_meta.
+const (
+	metaSchema       = "schema_version"
+	metaNeedsRebuild = "needs_rebuild"
+	// MetaLastIndexedCommit is the memory/ commit the index reflects.
+	MetaLastIndexedCommit = "last_indexed_commit"
+)
+
+// Index is an open index database. It is safe for concurrent use; several
+// processes may open the same file (WAL, busy timeout, immediate write
+// transactions).
+type Index struct {
+	db   *sql.DB
+	path string
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// Open opens or creates the index at path. needsRebuild reports that the
+// derived tables are empty or stale (new file, schema change, an earlier
+// rebuild that never finished): the caller must Rebuild from the files.
+// A file that is not a SQLite database yields ErrCorrupt.
+func Open(ctx context.Context, path string) (ix *Index, needsRebuild bool, err error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "cache_size(-16000)")
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, false, fmt.Errorf("open index %s: %w", path, err)
+	}
+	ix = &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}}
+	defer func() {
+		if err != nil {
+			db.Close()
+		}
+	}()
+	if err := db.PingContext(ctx); err != nil {
+		return nil, false, ix.wrap("open", err)
+	}
+	needsRebuild, err = ix.ensureSchema(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	return ix, needsRebuild, nil
+}
+
+// wrap classifies SQLite errors: corruption becomes ErrCorrupt so the
+// caller can rebuild instead of failing forever.
+func (ix *Index) wrap(op string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%s index %s: %w (%v)", op, ix.path, ErrCorrupt, err)
+		}
+	}
+	return fmt.Errorf("%s index %s: %w", op, ix.path, err)
+}
+
+func (ix *Index) ensureSchema(ctx context.Context) (bool, error) {
+	version, err := ix.meta(ctx, metaSchema)
+	if err == nil && version == SchemaVersion {
+		flag, _ := ix.meta(ctx, metaNeedsRebuild)
+		return flag == "1", nil
+	}
+	if err != nil && !strings.Contains(err.Error(), "no such table") && !errors.Is(err, sql.ErrNoRows) {
+		return false, ix.wrap("read", err)
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, ix.wrap("begin", err)
+	}
+	defer tx.Rollback()
+	// Another process may have created the schema while we waited for the lock.
+	var v string
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM index_meta WHERE key = ?`, metaSchema).Scan(&v); err == nil && v == SchemaVersion {
+		return true, tx.Commit()
+	}
+	if err := createSchema(ctx, tx, true); err != nil {
+		return false, ix.wrap("create schema in", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, '1')`, metaNeedsRebuild); err != nil {
+		return false, ix.wrap("write", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, ix.wrap("commit", err)
+	}
+	return true, nil
+}
+
+func createSchema(ctx context.Context, tx *sql.Tx, dropMeta bool) error {
+	for _, s := range dropStatements {
+		if !dropMeta && strings.Contains(s, "index_meta") {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	for _, s := range schemaStatements {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, pythonUserVersion)); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaSchema, SchemaVersion)
+	return err
+}
+
+// Path is the database file.
+func (ix *Index) Path() string { return ix.path }
+
+// Close releases the database.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	for _, s := range ix.stmts {
+		s.Close()
+	}
+	ix.stmts = nil
+	ix.mu.Unlock()
+	return ix.db.Close()
+}
+
+// stmt returns a cached prepared statement: search runs on every prompt,
+// and preparing its SQL costs as much as running it.
+func (ix *Index) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if s, ok := ix.stmts[q]; ok {
+		return s, nil
+	}
+	s, err := ix.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	ix.stmts[q] = s
+	return s, nil
+}
+
+func (ix *Index) meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := ix.db.QueryRowContext(ctx, `SELECT value FROM index_meta WHERE key = ?`, key).Scan(&v)
+	return v, err
+}
+
+// Meta returns a value from index_meta ("" when unset).
+func (ix *Index) Meta(ctx context.Context, key string) (string, error) {
+	v, err := ix.meta(ctx, key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", ix.wrap("read", err)
+	}
+	return v, nil
+}
+
+// SetMeta stores a value in index_meta.
+func (ix *Index) SetMeta(ctx context.Context, key, value string) error {
+	if _, err := ix.db.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, key, value); err != nil {
+		return ix.wrap("write", err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package index
+
+// SchemaVersion is this implementation's index layout. Bump it whenever
+// the tables below change; opening an index with another version drops
+// and rebuilds every derived table from the files.
+const SchemaVersion = "go-1"
+
+// pythonUserVersion is the PRAGMA user_version the Python tool writes for
+// the same table layout; we set it so its dashboard accepts the file.
+const pythonUserVersion = 3
+
+var dropStatements = []string{
+	`DROP TABLE IF EXISTS memories_fts`,
+	`DROP TABLE IF EXISTS memory_tags`,
+	`DROP TABLE IF EXISTS memory_supersedes`,
+	`DROP TABLE IF EXISTS memories`,
+	`DROP TABLE IF EXISTS index_files`,
+	`DROP TABLE IF EXISTS index_meta`,
+}
+
+var schemaStatements = []string{
+	`CREATE TABLE IF NOT EXISTS memories (
+  id           TEXT PRIMARY KEY,
+  type         TEXT NOT NULL CHECK (type IN ('procedural','semantic','episodic')),
+  title        TEXT NOT NULL,
+  body_path    TEXT NOT NULL,
+  project      TEXT NOT NULL DEFAULT 'global',
+  machine_id   TEXT NOT NULL,
+  scope        TEXT NOT NULL DEFAULT 'portable' CHECK (scope IN ('portable','machine-local')),
+  user_id      TEXT NOT NULL DEFAULT 'self',
+  workspace_id TEXT NOT NULL DEFAULT 'personal',
+  created_at   TEXT NOT NULL,
+  updated_at   TEXT NOT NULL,
+  prov_source  TEXT NOT NULL DEFAULT 'human',
+  prov_model   TEXT,
+  prov_session TEXT,
+  confidence   REAL NOT NULL DEFAULT 1.0
+)`,
+	`CREATE INDEX IF NOT EXISTS idx_mem_scope   ON memories(project, type, scope)`,
+	`CREATE INDEX IF NOT EXISTS idx_mem_recency ON memories(updated_at DESC)`,
+	`CREATE INDEX IF NOT EXISTS idx_mem_prov    ON memories(prov_source)`,
+	`CREATE INDEX IF NOT EXISTS idx_mem_tenant  ON memories(user_id, workspace_id, project, type)`,
+	`CREATE TABLE IF NOT EXISTS memory_tags (
+  memory_id TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  tag       TEXT NOT NULL,
+  PRIMARY KEY (memory_id, tag)
+)`,
+	`CREATE TABLE IF NOT EXISTS memory_supersedes (
+  memory_id     TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  superseded_id TEXT NOT NULL,
+  PRIMARY KEY (memory_id, superseded_id)
+)`,
+	`CREATE INDEX IF NOT EXISTS idx_sup_target ON memory_supersedes(superseded_id)`,
+	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
+  id UNINDEXED, title, body, tags, tokenize='porter unicode61'
+)`,
+	// One row per note file seen in a tree, good or bad. path is relative to
+	// the store home (memory/... or local/...). error is set for files that
+	// could not be indexed; note_id is set for indexed files and for
+	// duplicates of an indexed id (so they can take over if it goes away).
+	`CREATE TABLE IF NOT EXISTS index_files (
+  path     TEXT PRIMARY KEY,
+  size     INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  hash     TEXT NOT NULL,
+  note_id  TEXT,
+  error    TEXT
+) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS idx_files_note ON index_files(note_id)`,
+	`CREATE TABLE IF NOT EXISTS index_meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID`,
+}
