@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/urfave/cli/v2"
+)
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// noteJSON is the shape of one note in search and list output (the CLI
+// contract in ARCHITECTURE.md).
+type noteJSON struct {
+	ID         string   `json:"id"`
+	Type       string   `json:"type"`
+	Title      string   `json:"title"`
+	Project    string   `json:"project"`
+	Scope      string   `json:"scope"`
+	MachineID  string   `json:"machine_id"`
+	Tags       []string `json:"tags"`
+	CreatedAt  string   `json:"created_at"`
+	UpdatedAt  string   `json:"updated_at"`
+	Supersedes []string `json:"supersedes"`
+	Body       string   `json:"body"`
+	Path       string   `json:"path"`
+	Score      *float64 `json:"score,omitempty"`
+}
+
+func toJSON(h index.Hit, withScore bool) noteJSON {
+	out := noteJSON{ID: h.ID, Type: h.Type, Title: h.Title, Project: h.Project, Scope: h.Scope, MachineID: h.MachineID,
+		Tags: h.Tags, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt, Supersedes: h.Supersedes, Body: h.Body, Path: h.Path}
+	if out.Tags == nil {
+		out.Tags = []string{}
+	}
+	if out.Supersedes == nil {
+		out.Supersedes = []string{}
+	}
+	if withScore {
+		s := h.Score
+		out.Score = &s
+	}
+	return out
+}
+
+func printResults(w io.Writer, hits []index.Hit, withScore bool) error {
+	res := make([]noteJSON, 0, len(hits))
+	for _, h := range hits {
+		res = append(res, toJSON(h, withScore))
+	}
+	return printJSON(w, map[string]any{"results": res})
+}
+
+// clip shortens s to n runes on a rune boundary.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// snippet is the first few non-empty lines of a body, for terminals.
+func snippet(body string, lines, width int) []string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		out = append(out, clip(l, width))
+		if len(out) == lines {
+			break
+		}
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

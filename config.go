@@ -1,0 +1,90 @@
+package anamnesis
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ConfigFile is the machine-local settings file inside a home.
+const ConfigFile = "config.json"
+
+// Config is the part of config.json this package reads. Unknown keys
+// (the Python tool's reflection block, for instance) are preserved by
+// SaveConfig.
+type Config struct {
+	MachineID string `json:"machine_id,omitempty"`
+	Remote    string `json:"remote,omitempty"`
+	raw       map[string]json.RawMessage
+}
+
+// LoadConfig reads <home>/config.json. A missing file is an empty config;
+// an unreadable or invalid one is an error that names the file, because
+// silently ignoring it would sync to the wrong remote.
+func LoadConfig(home string) (Config, error) {
+	p := filepath.Join(home, ConfigFile)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Config{}, nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read config %s: %w", p, err)
+	}
+	var c Config
+	if err := json.Unmarshal(data, &c.raw); err != nil {
+		return Config{}, fmt.Errorf("parse config %s: %w", p, err)
+	}
+	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote} {
+		if v, ok := c.raw[key]; ok {
+			var s string
+			if err := json.Unmarshal(v, &s); err == nil {
+				*dst = strings.TrimSpace(s)
+			}
+		}
+	}
+	return c, nil
+}
+
+// ResolveHome picks the store home: an explicit value (flag or
+// ANAMNESIS_HOME, resolved by the caller) or ~/.anamnesis. A leading ~/ is
+// expanded and the result made absolute.
+func ResolveHome(explicit string) (string, error) {
+	h := explicit
+	if h == "" {
+		u, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find home directory (set ANAMNESIS_HOME or --home): %w", err)
+		}
+		h = filepath.Join(u, ".anamnesis")
+	} else if h == "~" || strings.HasPrefix(h, "~/") {
+		u, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("expand %s: %w", h, err)
+		}
+		h = filepath.Join(u, h[1:])
+	}
+	abs, err := filepath.Abs(h)
+	if err != nil {
+		return "", fmt.Errorf("resolve home %s: %w", h, err)
+	}
+	return abs, nil
+}
+
+// ResolveMachineID applies the precedence explicit (flag or
+// ANAMNESIS_MACHINE_ID) > config.json machine_id > hostname > "unknown".
+func ResolveMachineID(explicit string, cfg Config) string {
+	if s := strings.TrimSpace(explicit); s != "" {
+		return s
+	}
+	if cfg.MachineID != "" {
+		return cfg.MachineID
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "unknown"
+}

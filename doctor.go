@@ -1,0 +1,87 @@
+package anamnesis
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Check states reported by Doctor.
+const (
+	CheckOK      = "ok"
+	CheckWarn    = "warn"
+	CheckProblem = "problem"
+)
+
+// Check is one finding of Doctor, written for a person.
+type Check struct {
+	Name   string   `json:"name"`
+	State  string   `json:"state"`
+	Detail string   `json:"detail"`
+	Items  []string `json:"items,omitempty"`
+	Fix    string   `json:"fix,omitempty"`
+}
+
+// Doctor inspects the store without changing it and explains what it
+// finds: writable trees, whether the index agrees with the files, and
+// note files that cannot be indexed.
+func Doctor(ctx context.Context, s *Store) []Check {
+	var out []Check
+	for _, t := range []struct{ name, dir string }{{"memory tree", s.memory.Root}, {"local tree", s.local.Root}} {
+		out = append(out, writableCheck(t.name, t.dir))
+	}
+
+	changes, err := s.Plan(ctx)
+	switch {
+	case err != nil:
+		out = append(out, Check{Name: "index", State: CheckProblem, Detail: err.Error(),
+			Fix: "delete " + filepath.Join(s.home, IndexFile) + " and run `anamnesis reindex --full`"})
+	default:
+		var added, changed, gone int
+		for _, ch := range changes {
+			switch {
+			case ch.Delete:
+				gone++
+			case ch.StatOnly:
+			case ch.Note != nil || ch.File.Error != "":
+				changed++
+			}
+		}
+		st, _ := s.ix.Stats(ctx)
+		if n := changed + gone; n == 0 {
+			out = append(out, Check{Name: "index", State: CheckOK, Detail: fmt.Sprintf("agrees with the note files (%d notes)", st.Total)})
+		} else {
+			out = append(out, Check{Name: "index", State: CheckWarn,
+				Detail: fmt.Sprintf("%d note files changed since the last reindex (%d new or edited, %d removed)", n, changed+added, gone),
+				Fix:    "run `anamnesis reindex`"})
+		}
+	}
+
+	bad, err := s.ix.BadFiles(ctx)
+	if err == nil {
+		if len(bad) == 0 {
+			out = append(out, Check{Name: "note files", State: CheckOK, Detail: "every note file parses"})
+		} else {
+			c := Check{Name: "note files", State: CheckWarn,
+				Detail: fmt.Sprintf("%d files are skipped by the index", len(bad)),
+				Fix:    "edit or remove each file named above, then run `anamnesis reindex`"}
+			for _, f := range bad {
+				c.Items = append(c.Items, f.Path+": "+f.Error)
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func writableCheck(name, dir string) Check {
+	f, err := os.CreateTemp(dir, ".tmp-anamnesis-doctor-*")
+	if err != nil {
+		return Check{Name: name, State: CheckProblem, Detail: fmt.Sprintf("%s is not writable: %v", dir, err),
+			Fix: "check the permissions and free space of " + dir}
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return Check{Name: name, State: CheckOK, Detail: dir + " is writable"}
+}

@@ -1,0 +1,189 @@
+package anamnesis
+
+import (
+	"context"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// ReconcileReport says what a reconcile or rebuild changed in the index.
+type ReconcileReport struct {
+	index.Result
+	Indexed int          `json:"indexed"` // notes in the index afterwards
+	Bad     []index.File `json:"-"`       // files currently skipped, with reasons
+}
+
+type located struct {
+	tree note.Tree
+	rel  string
+}
+
+// walkAll lists every candidate note file of both trees, memory/ first,
+// each tree in lexical order (so duplicate ids resolve the same way on
+// every run).
+func (s *Store) walkAll(ctx context.Context, fn func(note.Tree, note.Entry) error) error {
+	for _, t := range []note.Tree{s.memory, s.local} {
+		if err := t.Walk(ctx, func(e note.Entry) error { return fn(t, e) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readChanges reads and parses files on all cores; results keep the
+// order of the input.
+func (s *Store) readChanges(ctx context.Context, files []located) ([]index.Change, error) {
+	out := make([]index.Change, len(files))
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(files) {
+		workers = len(files)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = s.readChange(files[i].tree, files[i].rel)
+			}
+		}()
+	}
+	var err error
+	for i := range files {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out, err
+}
+
+// Rebuild drops the index and rebuilds it from every note file.
+func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
+	var files []located
+	if err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
+		files = append(files, located{t, e.Rel})
+		return nil
+	}); err != nil {
+		return ReconcileReport{}, err
+	}
+	changes, err := s.readChanges(ctx, files)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	res, err := s.ix.Rebuild(ctx, changes)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	return s.report(ctx, res)
+}
+
+// Plan compares the trees with the index's per-file state and returns the
+// changes a reconcile would apply. Only files whose size or mtime differ
+// from what was indexed are read and hashed.
+func (s *Store) Plan(ctx context.Context) ([]index.Change, error) {
+	known, err := s.ix.Files(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var suspects []located
+	seen := make(map[string]bool, len(known))
+	if err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
+		p := note.TreeDir(t.Scope) + "/" + e.Rel
+		seen[p] = true
+		if f, ok := known[p]; ok && f.Size == e.Size && f.MtimeNS == e.MtimeNS {
+			return nil
+		}
+		suspects = append(suspects, located{t, e.Rel})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	read, err := s.readChanges(ctx, suspects)
+	if err != nil {
+		return nil, err
+	}
+	var changes []index.Change
+	for _, ch := range read {
+		if f, ok := known[ch.File.Path]; ok && ch.File.Hash != "" && f.Hash == ch.File.Hash && f.Error == "" {
+			ch = index.Change{File: ch.File, StatOnly: true}
+		}
+		changes = append(changes, ch)
+	}
+	var gone []string
+	for p := range known {
+		if !seen[p] {
+			gone = append(gone, p)
+		}
+	}
+	sort.Strings(gone)
+	for _, p := range gone {
+		changes = append(changes, index.Change{File: index.File{Path: p}, Delete: true})
+	}
+	return changes, nil
+}
+
+// Reconcile brings the index in line with the files: notes added, edited
+// or deleted by hand (or by git) are picked up, unchanged files are not
+// read. It is idempotent and cheap when nothing changed.
+func (s *Store) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	changes, err := s.Plan(ctx)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	res, err := s.ix.Apply(ctx, changes)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	// A file that duplicated an id whose owner just went away can now be
+	// indexed in its place.
+	for len(res.Freed) > 0 {
+		freed := res.Freed
+		res.Freed = nil
+		dups, err := s.ix.DuplicatesOf(ctx, freed)
+		if err != nil {
+			return ReconcileReport{}, err
+		}
+		if len(dups) == 0 {
+			break
+		}
+		var files []located
+		for _, p := range dups {
+			scope, rel, _ := note.SplitHomePath(p)
+			files = append(files, located{s.tree(scope), rel})
+		}
+		again, err := s.readChanges(ctx, files)
+		if err != nil {
+			return ReconcileReport{}, err
+		}
+		more, err := s.ix.Apply(ctx, again)
+		if err != nil {
+			return ReconcileReport{}, err
+		}
+		// The duplicates were counted as skipped before; now they are notes.
+		res.Skipped -= more.Added + more.Updated
+		res.Add(more)
+	}
+	return s.report(ctx, res)
+}
+
+func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, error) {
+	st, err := s.ix.Stats(ctx)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	bad, err := s.ix.BadFiles(ctx)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	res.Freed = nil
+	res.Skipped = len(bad)
+	return ReconcileReport{Result: res, Indexed: st.Total, Bad: bad}, nil
+}

@@ -1,0 +1,77 @@
+package anamnesis
+
+import (
+	"context"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+)
+
+// Status is the store's state as `anamnesis status --json` reports it.
+type Status struct {
+	Home  string      `json:"home"`
+	Notes NoteCounts  `json:"notes"`
+	Index IndexStatus `json:"index"`
+	Sync  SyncStatus  `json:"sync"`
+}
+
+// NoteCounts counts indexed notes.
+type NoteCounts struct {
+	Total     int            `json:"total"`
+	ByType    map[string]int `json:"by_type"`
+	ByScope   map[string]int `json:"by_scope"`
+	ByProject map[string]int `json:"by_project"`
+}
+
+// IndexStatus describes the derived index.
+type IndexStatus struct {
+	Path              string        `json:"path"`
+	Notes             int           `json:"notes"`
+	LastIndexedCommit string        `json:"last_indexed_commit"`
+	Skipped           []SkippedFile `json:"skipped"`
+}
+
+// SkippedFile is a note file that is not indexed, and why.
+type SkippedFile struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// SyncStatus describes memory/'s git state.
+type SyncStatus struct {
+	Remote         string   `json:"remote"`
+	Head           string   `json:"head"`
+	Dirty          bool     `json:"dirty"`
+	ConflictCopies []string `json:"conflict_copies"`
+}
+
+// Status reports counts, index state and sync state. It reads the index
+// only; run Reconcile first to account for edits made outside anamnesis.
+func (s *Store) Status(ctx context.Context) (Status, error) {
+	st, err := s.ix.Stats(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
+	if err != nil {
+		return Status{}, err
+	}
+	bad, err := s.ix.BadFiles(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	out := Status{
+		Home:  s.home,
+		Notes: NoteCounts{Total: st.Total, ByType: st.ByType, ByScope: st.ByScope, ByProject: st.ByProject},
+		Index: IndexStatus{Path: s.ix.Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
+		Sync:  SyncStatus{Remote: s.config.Remote, ConflictCopies: []string{}},
+	}
+	return out, nil
+}
+
+func skippedFiles(bad []index.File) []SkippedFile {
+	out := make([]SkippedFile, 0, len(bad))
+	for _, f := range bad {
+		out = append(out, SkippedFile{Path: f.Path, Error: f.Error})
+	}
+	return out
+}

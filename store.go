@@ -1,0 +1,296 @@
+package anamnesis
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// IndexFile is the derived index inside a home.
+const IndexFile = "index.db"
+
+// ErrInvalidID is returned for an argument that is not shaped like a note
+// id; such strings never reach the file system.
+var ErrInvalidID = errors.New("not a valid note id")
+
+// ErrNotFound is returned for an id the store does not hold.
+var ErrNotFound = errors.New("no note with that id")
+
+// Options tune Open. The zero value is usable.
+type Options struct {
+	// MachineID stamps new notes; empty resolves from config.json or the hostname.
+	MachineID string
+	// Notice receives one-line notices the user should see (an index that
+	// had to be rebuilt). Nil discards them.
+	Notice func(string)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is an opened memory home.
+type Store struct {
+	home      string
+	machineID string
+	config    Config
+	memory    note.Tree
+	local     note.Tree
+	ix        *index.Index
+	notice    func(string)
+	now       func() time.Time
+}
+
+// Open opens the store at home, creating its directories on first use.
+// A missing, outdated or corrupt index.db is rebuilt from the note files.
+func Open(ctx context.Context, home string, opts Options) (*Store, error) {
+	cfg, err := LoadConfig(home)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		home:      home,
+		machineID: ResolveMachineID(opts.MachineID, cfg),
+		config:    cfg,
+		memory:    note.Tree{Root: filepath.Join(home, note.PortableDir), Scope: note.ScopePortable},
+		local:     note.Tree{Root: filepath.Join(home, note.LocalDir), Scope: note.ScopeMachineLocal},
+		notice:    opts.Notice,
+		now:       opts.Now,
+	}
+	if s.notice == nil {
+		s.notice = func(string) {}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	for _, d := range []string{home, s.memory.Root, s.local.Root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("create store directory %s: %w", d, err)
+		}
+	}
+	if err := s.openIndex(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) openIndex(ctx context.Context) error {
+	p := filepath.Join(s.home, IndexFile)
+	_, statErr := os.Stat(p)
+	existed := statErr == nil
+	ix, needsRebuild, err := index.Open(ctx, p)
+	if errors.Is(err, index.ErrCorrupt) {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if rmErr := os.Remove(p + suffix); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+				return fmt.Errorf("remove corrupt index %s: %w", p+suffix, rmErr)
+			}
+		}
+		s.notice(fmt.Sprintf("index %s was corrupt; rebuilding it from the note files", p))
+		existed = false
+		ix, needsRebuild, err = index.Open(ctx, p)
+	}
+	if err != nil {
+		return err
+	}
+	s.ix = ix
+	if needsRebuild {
+		res, err := s.Rebuild(ctx)
+		if err != nil {
+			ix.Close()
+			return fmt.Errorf("rebuild index %s: %w", p, err)
+		}
+		if existed || res.Added > 0 || res.Skipped > 0 {
+			s.notice(fmt.Sprintf("index %s rebuilt from the note files (%d notes, %d skipped)", p, res.Added, res.Skipped))
+		}
+	}
+	return nil
+}
+
+// Close releases the index.
+func (s *Store) Close() error { return s.ix.Close() }
+
+// Home is the store directory.
+func (s *Store) Home() string { return s.home }
+
+// MachineID is the id stamped on notes written here.
+func (s *Store) MachineID() string { return s.machineID }
+
+// Config is the machine-local configuration read at Open.
+func (s *Store) Config() Config { return s.config }
+
+// Index exposes the index for read-only reporting and benchmarks.
+func (s *Store) Index() *index.Index { return s.ix }
+
+func (s *Store) tree(scope string) note.Tree {
+	if scope == note.ScopeMachineLocal {
+		return s.local
+	}
+	return s.memory
+}
+
+// WriteRequest describes a new note.
+type WriteRequest struct {
+	Type       string
+	Title      string
+	Body       string
+	Project    string   // "" means global
+	Tags       []string // kept in order; blanks and repeats dropped
+	Scope      string   // "" means portable
+	Supersedes []string
+	// Provenance; empty means a human wrote it.
+	ProvSource  string
+	ProvModel   string
+	ProvSession string
+	Confidence  float64 // 0 means 1.0
+}
+
+// Write creates a note file and indexes it. Validation errors name the
+// field and leave nothing on disk; if indexing fails the file is removed
+// again, so a failed write has no effect.
+func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string, error) {
+	n := note.New(req.Type, strings.TrimSpace(req.Title), req.Body, s.now())
+	n.MachineID = s.machineID
+	if p := strings.TrimSpace(req.Project); p != "" {
+		n.Project = p
+	}
+	if req.Scope != "" {
+		n.Scope = req.Scope
+	}
+	n.Tags = cleanList(req.Tags)
+	n.Supersedes = cleanList(req.Supersedes)
+	if req.ProvSource != "" {
+		n.ProvSource = req.ProvSource
+	}
+	n.ProvModel, n.ProvSession = req.ProvModel, req.ProvSession
+	if req.Confidence != 0 {
+		n.Confidence = req.Confidence
+	}
+	if err := n.Validate(); err != nil {
+		return nil, "", err
+	}
+	path, err := s.put(ctx, n)
+	if err != nil {
+		return nil, "", err
+	}
+	return n, path, nil
+}
+
+// put writes n into its scope's tree and indexes the file. It returns the
+// home-relative path.
+func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
+	t := s.tree(n.Scope)
+	rel, err := t.Write(n)
+	if err != nil {
+		return "", err
+	}
+	homePath := note.TreeDir(t.Scope) + "/" + rel
+	ch := s.readChange(t, rel)
+	if ch.Note == nil {
+		os.Remove(t.Path(rel))
+		return "", fmt.Errorf("re-read %s: %s", homePath, ch.File.Error)
+	}
+	if _, err := s.ix.Apply(ctx, []index.Change{ch}); err != nil {
+		os.Remove(t.Path(rel))
+		return "", fmt.Errorf("index new note %s (file removed again): %w", homePath, err)
+	}
+	return homePath, nil
+}
+
+func cleanList(in []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, v := range in {
+		v = strings.TrimSpace(v)
+		if v == "" || seen[v] {
+			continue
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
+}
+
+// readChange reads, hashes and parses one file into an index change. A
+// file that cannot be indexed yields a change with File.Error set.
+func (s *Store) readChange(t note.Tree, rel string) index.Change {
+	homePath := note.TreeDir(t.Scope) + "/" + rel
+	data, fi, err := t.ReadFile(rel)
+	ch := index.Change{File: index.File{Path: homePath}}
+	if fi != nil {
+		ch.File.Size, ch.File.MtimeNS = fi.Size(), fi.ModTime().UnixNano()
+	}
+	if err != nil {
+		ch.File.Error = strings.TrimPrefix(err.Error(), note.ErrMalformed.Error()+": ")
+		return ch
+	}
+	sum := sha256.Sum256(data)
+	ch.File.Hash = hex.EncodeToString(sum[:])
+	n, err := note.Parse(data)
+	if err != nil {
+		ch.File.Error = strings.TrimPrefix(err.Error(), note.ErrMalformed.Error()+": ")
+		return ch
+	}
+	n.Scope = t.Scope // the tree decides
+	ch.Note = n
+	return ch
+}
+
+// Get returns the note with id, read fresh from its file.
+func (s *Store) Get(ctx context.Context, id string) (*note.Note, string, error) {
+	if !note.ValidID(id) {
+		return nil, "", fmt.Errorf("%q: %w", id, ErrInvalidID)
+	}
+	h, err := s.ix.Get(ctx, id)
+	if errors.Is(err, index.ErrNotFound) {
+		return nil, "", fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	scope, rel, _ := note.SplitHomePath(h.Path)
+	ch := s.readChange(s.tree(scope), rel)
+	if ch.Note == nil {
+		return nil, "", fmt.Errorf("note %s is indexed from %s, but that file cannot be read now (%s); run `anamnesis reindex`", id, h.Path, ch.File.Error)
+	}
+	if ch.Note.ID != id {
+		return nil, "", fmt.Errorf("note %s is indexed from %s, which now holds note %s; run `anamnesis reindex`", id, h.Path, ch.Note.ID)
+	}
+	return ch.Note, h.Path, nil
+}
+
+// Search ranks notes against free text (see index.Search).
+func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
+	if err := validateFilter(f); err != nil {
+		return nil, err
+	}
+	return s.ix.Search(ctx, query, f)
+}
+
+// List returns notes newest first, superseded ones included.
+func (s *Store) List(ctx context.Context, f index.Filter) ([]index.Hit, error) {
+	if err := validateFilter(f); err != nil {
+		return nil, err
+	}
+	return s.ix.List(ctx, f)
+}
+
+func validateFilter(f index.Filter) error {
+	if f.Type != "" && !note.ValidType(f.Type) {
+		return fmt.Errorf("type %q is not one of %s", f.Type, strings.Join(note.Types, ", "))
+	}
+	if f.Scope != "" && !note.ValidScope(f.Scope) {
+		return fmt.Errorf("scope %q is not %s or %s", f.Scope, note.ScopePortable, note.ScopeMachineLocal)
+	}
+	if f.Limit < 0 {
+		return fmt.Errorf("limit %d is negative", f.Limit)
+	}
+	return nil
+}
