@@ -1,0 +1,449 @@
+package anamnesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+var ctx = context.Background()
+
+const seedQuery = "how to configure a SQLite connection to avoid lock errors on concurrent writes"
+
+type notices struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (n *notices) add(s string) { n.mu.Lock(); n.list = append(n.list, s); n.mu.Unlock() }
+
+func openHome(t *testing.T, home string) (*Store, *notices) {
+	t.Helper()
+	ns := &notices{}
+	s, err := Open(ctx, home, Options{MachineID: "testbox", Notice: ns.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, ns
+}
+
+func hitIDs(h []index.Hit) []string {
+	out := []string{}
+	for _, x := range h {
+		out = append(out, x.ID)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPythonStoreIsIndexedOnOpen(t *testing.T) {
+	home := t.TempDir()
+	copyTree(t, filepath.Join("testdata", "python-store"), home)
+	s, ns := openHome(t, home)
+	st, err := s.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Notes.Total != 10 || st.Notes.ByScope[note.ScopeMachineLocal] != 1 || len(st.Index.Skipped) != 0 {
+		t.Fatalf("status %+v", st)
+	}
+	if len(ns.list) != 1 || !strings.Contains(ns.list[0], "rebuilt") {
+		t.Errorf("want one rebuild notice, got %q", ns.list)
+	}
+	const wal = "01M8096W5M2EX0FZ888W1Q1M8P" // "Use WAL mode for SQLite", superseded
+	hits, err := s.Search(ctx, seedQuery, index.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contains(hitIDs(hits), wal) {
+		t.Errorf("superseded note returned by search: %v", hitIDs(hits))
+	}
+	list, _ := s.List(ctx, index.Filter{})
+	if !contains(hitIDs(list), wal) {
+		t.Errorf("superseded note missing from list")
+	}
+	// Unicode search through the fixture's i18n note.
+	if hits, _ := s.Search(ctx, "München", index.Filter{}); len(hits) != 1 {
+		t.Errorf("unicode query: %v", hitIDs(hits))
+	}
+	n, path, err := s.Get(ctx, "01M8096W5Y5VJW7T5A4YN4196Z")
+	if err != nil || n.Scope != note.ScopeMachineLocal || path != "local/semantic/01M8096W5Y5VJW7T5A4YN4196Z.md" {
+		t.Errorf("get machine-local: %+v %s %v", n, path, err)
+	}
+}
+
+func TestWriteSearchPartialOverlap(t *testing.T) {
+	s, _ := openHome(t, t.TempDir())
+	n, path, err := s.Write(ctx, WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Project: "demo",
+		Tags: []string{"sqlite", " db", "sqlite", ""}, Body: "Set busy_timeout on every connection to avoid lock errors."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != "memory/procedural/"+n.ID+".md" || n.MachineID != "testbox" || strings.Join(n.Tags, ",") != "sqlite,db" {
+		t.Fatalf("written %+v at %s", n, path)
+	}
+	s.Write(ctx, WriteRequest{Type: "semantic", Title: "Coffee", Body: "The user takes coffee black."})
+	hits, err := s.Search(ctx, seedQuery, index.Filter{})
+	if err != nil || len(hits) == 0 || hits[0].ID != n.ID {
+		t.Fatalf("paraphrase query: %v %v", hitIDs(hits), err)
+	}
+	got, _, err := s.Get(ctx, n.ID)
+	if err != nil || got.Body != n.Body || got.Title != n.Title {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+}
+
+func TestScopeTreesAndFilters(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	p, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "portable fact", Body: "shared gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, lpath, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "local fact", Body: "shared gpu", Scope: note.ScopeMachineLocal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lpath != "local/semantic/"+l.ID+".md" {
+		t.Fatalf("machine-local note at %s", lpath)
+	}
+	if _, err := os.Stat(filepath.Join(home, "memory", "semantic", l.ID+".md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("machine-local note leaked into memory/")
+	}
+	both, _ := s.Search(ctx, "gpu", index.Filter{})
+	if len(both) != 2 {
+		t.Errorf("default scope should span both trees: %v", hitIDs(both))
+	}
+	only, _ := s.Search(ctx, "gpu", index.Filter{Scope: note.ScopeMachineLocal})
+	if len(only) != 1 || only[0].ID != l.ID {
+		t.Errorf("scope filter: %v", hitIDs(only))
+	}
+	list, _ := s.List(ctx, index.Filter{Scope: note.ScopePortable})
+	if len(list) != 1 || list[0].ID != p.ID {
+		t.Errorf("list scope filter: %v", hitIDs(list))
+	}
+	// A note whose frontmatter claims portable but sits in local/ is local.
+	moved := note.New("semantic", "claims portable", "tree decides", time.Now())
+	os.WriteFile(filepath.Join(home, "local", "semantic", moved.ID+".md"), note.Marshal(moved), 0o644)
+	s.Reconcile(ctx)
+	got, _, err := s.Get(ctx, moved.ID)
+	if err != nil || got.Scope != note.ScopeMachineLocal {
+		t.Errorf("tree did not decide scope: %+v %v", got, err)
+	}
+}
+
+func TestWriteValidationLeavesNothing(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	bad := []WriteRequest{
+		{Type: "../../escape", Title: "t"},
+		{Type: "opinion", Title: "t"},
+		{Type: "semantic", Title: "  "},
+		{Type: "semantic", Title: "t", Scope: "everywhere"},
+		{Type: "semantic", Title: "t", Supersedes: []string{"../x"}},
+	}
+	for _, r := range bad {
+		if _, _, err := s.Write(ctx, r); err == nil {
+			t.Errorf("accepted %+v", r)
+		}
+	}
+	var files []string
+	filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) != 0 {
+		t.Fatalf("failed writes left files: %v", files)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(home), "escape")); err == nil {
+		t.Fatal("type escaped the store")
+	}
+	if _, _, err := s.Get(ctx, "../../etc/passwd"); !errors.Is(err, ErrInvalidID) {
+		t.Errorf("path-like id: %v", err)
+	}
+	if _, _, err := s.Get(ctx, "01UNKNOWNID"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+}
+
+func TestMissingOrCorruptIndexIsRebuilt(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	n, _, err := s.Write(ctx, WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Body: "busy_timeout avoids lock errors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, damage := range []func(p string){
+		func(p string) { os.Remove(p); os.Remove(p + "-wal"); os.Remove(p + "-shm") },
+		func(p string) {
+			os.Remove(p + "-wal")
+			os.Remove(p + "-shm")
+			os.WriteFile(p, []byte(strings.Repeat("garbage! ", 1000)), 0o644)
+		},
+	} {
+		damage(filepath.Join(home, IndexFile))
+		s2, ns := openHome(t, home)
+		hits, err := s2.Search(ctx, seedQuery, index.Filter{})
+		if err != nil || len(hits) != 1 || hits[0].ID != n.ID {
+			t.Fatalf("recall after damage: %v %v", hitIDs(hits), err)
+		}
+		if len(ns.list) == 0 {
+			t.Error("no notice about the rebuild")
+		}
+		s2.Close()
+	}
+}
+
+func TestReconcilePicksUpHandEdits(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	n, path, _ := s.Write(ctx, WriteRequest{Type: "semantic", Title: "editor test", Body: "original walrus"})
+	gone, gpath, _ := s.Write(ctx, WriteRequest{Type: "semantic", Title: "to delete", Body: "doomed narwhal"})
+	keep, _, _ := s.Write(ctx, WriteRequest{Type: "semantic", Title: "untouched", Body: "steady otter"})
+
+	// Edit in an editor: new body, same size would still differ in mtime.
+	edited := *n
+	edited.Body = "edited pelican"
+	os.WriteFile(filepath.Join(home, path), note.Marshal(&edited), 0o644)
+	os.Remove(filepath.Join(home, gpath))
+	added := note.New("episodic", "added by hand", "fresh flamingo", time.Now())
+	os.WriteFile(filepath.Join(home, "memory", "episodic-notes.md"), note.Marshal(added), 0o644)
+	// Touched but unchanged: must not count as an update.
+	future := time.Now().Add(time.Hour)
+	_, kp, _ := s.Get(ctx, keep.ID)
+	os.Chtimes(filepath.Join(home, kp), future, future)
+
+	rep, err := s.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Added != 1 || rep.Updated != 1 || rep.Deleted != 1 || rep.Indexed != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	for q, want := range map[string]int{"pelican": 1, "walrus": 0, "narwhal": 0, "flamingo": 1, "otter": 1} {
+		if hits, _ := s.Search(ctx, q, index.Filter{}); len(hits) != want {
+			t.Errorf("%s: %d hits, want %d", q, len(hits), want)
+		}
+	}
+	if _, _, err := s.Get(ctx, gone.ID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("deleted note: %v", err)
+	}
+	again, err := s.Reconcile(ctx)
+	if err != nil || again.Added+again.Updated+again.Deleted != 0 {
+		t.Errorf("second reconcile not idempotent: %+v %v", again, err)
+	}
+}
+
+// malformedNotes are the bad files a reindex must survive.
+func malformedNotes(t *testing.T, home string) map[string]string {
+	t.Helper()
+	good := note.Marshal(note.New("semantic", "fine", "fine", time.Now()))
+	files := map[string][]byte{
+		"memory/semantic/nofront.md":  []byte("just some text\n"),
+		"memory/semantic/badyaml.md":  []byte("---\nid: [oops\ntype: semantic\ntitle: x\n---\nbody\n"),
+		"memory/semantic/conflict.md": []byte(strings.Replace(string(good), "fine\n", "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> other\n", 1)),
+		"memory/semantic/latin1.md":   []byte("---\nid: 01LATIN\ntype: semantic\ntitle: caf\xe9\n---\n"),
+		"memory/semantic/badtype.md":  []byte("---\nid: 01BADTYPE\ntype: opinion\ntitle: x\n---\n"),
+		"memory/semantic/huge.md":     append(append([]byte{}, good...), make([]byte, note.MaxFileSize)...),
+		"memory/README.md":            []byte("# my notes\n"),
+	}
+	for rel, data := range files {
+		p := filepath.Join(home, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(t.TempDir(), "outside.md")
+	os.WriteFile(outside, good, 0o644)
+	if err := os.Symlink(outside, filepath.Join(home, "memory", "semantic", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"memory/semantic/nofront.md":  "missing YAML frontmatter",
+		"memory/semantic/badyaml.md":  "not valid YAML",
+		"memory/semantic/conflict.md": "conflict marker",
+		"memory/semantic/latin1.md":   "not valid UTF-8",
+		"memory/semantic/badtype.md":  "not one of",
+		"memory/semantic/huge.md":     "byte limit",
+		"memory/README.md":            "missing YAML frontmatter",
+		"memory/semantic/link.md":     "outside the tree",
+	}
+	return want
+}
+
+func TestMalformedNotesAreSkippedAndNamed(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	ok, _, _ := s.Write(ctx, WriteRequest{Type: "semantic", Title: "survivor", Body: "indexed despite neighbours"})
+	want := malformedNotes(t, home)
+	for _, full := range []bool{false, true} {
+		var rep ReconcileReport
+		var err error
+		if full {
+			rep, err = s.Rebuild(ctx)
+		} else {
+			rep, err = s.Reconcile(ctx)
+		}
+		if err != nil {
+			t.Fatalf("full=%v: %v", full, err)
+		}
+		if rep.Indexed != 1 || len(rep.Bad) != len(want) {
+			t.Fatalf("full=%v: indexed %d, bad %+v", full, rep.Indexed, rep.Bad)
+		}
+		for _, b := range rep.Bad {
+			if !strings.Contains(b.Error, want[b.Path]) {
+				t.Errorf("%s: reason %q does not say %q", b.Path, b.Error, want[b.Path])
+			}
+		}
+	}
+	if hits, _ := s.Search(ctx, "neighbours", index.Filter{}); len(hits) != 1 || hits[0].ID != ok.ID {
+		t.Errorf("good note not searchable: %v", hitIDs(hits))
+	}
+	st, _ := s.Status(ctx)
+	if len(st.Index.Skipped) != len(want) {
+		t.Errorf("status names %d skipped files", len(st.Index.Skipped))
+	}
+	var problems int
+	for _, c := range Doctor(ctx, s) {
+		if c.Name == "note files" && c.State == CheckWarn && len(c.Items) == len(want) {
+			problems++
+		}
+	}
+	if problems != 1 {
+		t.Errorf("doctor did not name the skipped files: %+v", Doctor(ctx, s))
+	}
+	// Fixing a file brings it back.
+	fixed := note.New("semantic", "repaired", "repaired heron", time.Now())
+	os.WriteFile(filepath.Join(home, "memory/semantic/badyaml.md"), note.Marshal(fixed), 0o644)
+	if rep, _ := s.Reconcile(ctx); rep.Indexed != 2 || len(rep.Bad) != len(want)-1 {
+		t.Errorf("after fix: %+v", rep)
+	}
+}
+
+func TestDuplicateFileTakesOverWhenOriginalGoes(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	n, path, _ := s.Write(ctx, WriteRequest{Type: "semantic", Title: "dup", Body: "original text"})
+	data, _ := os.ReadFile(filepath.Join(home, path))
+	os.WriteFile(filepath.Join(home, "memory", "semantic", "copy-of-note.md"), data, 0o644)
+	rep, _ := s.Reconcile(ctx)
+	if rep.Indexed != 1 || len(rep.Bad) != 1 || !strings.Contains(rep.Bad[0].Error, "duplicate id") {
+		t.Fatalf("duplicate: %+v", rep)
+	}
+	os.Remove(filepath.Join(home, path))
+	rep, _ = s.Reconcile(ctx)
+	if rep.Indexed != 1 || len(rep.Bad) != 0 {
+		t.Fatalf("after removing the original: %+v", rep)
+	}
+	if _, p, err := s.Get(ctx, n.ID); err != nil || p != "memory/semantic/copy-of-note.md" {
+		t.Fatalf("copy did not take over: %s %v", p, err)
+	}
+}
+
+func TestConcurrentWritersOnOneHome(t *testing.T) {
+	home := t.TempDir()
+	first, _ := openHome(t, home)
+	_ = first
+	const stores, perStore = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, stores*perStore*2)
+	for i := 0; i < stores; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			s, err := Open(ctx, home, Options{MachineID: fmt.Sprintf("m%d", i)})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer s.Close()
+			for j := 0; j < perStore; j++ {
+				if _, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: fmt.Sprintf("n %d %d", i, j), Body: "concurrent heron"}); err != nil {
+					errs <- err
+				}
+				if _, err := s.Search(ctx, "heron", index.Filter{}); err != nil {
+					errs <- err
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st, _ := first.Status(ctx)
+	if st.Notes.Total != stores*perStore {
+		t.Fatalf("indexed %d of %d", st.Notes.Total, stores*perStore)
+	}
+	if rep, _ := first.Reconcile(ctx); rep.Added+rep.Updated+rep.Deleted != 0 {
+		t.Errorf("index and files disagree after concurrent writes: %+v", rep)
+	}
+}
+
+func TestResolveHomeAndMachineID(t *testing.T) {
+	h, err := ResolveHome("~/x")
+	if err != nil || !filepath.IsAbs(h) || !strings.HasSuffix(h, "/x") {
+		t.Errorf("ResolveHome: %s %v", h, err)
+	}
+	if got := ResolveMachineID(" flag ", Config{MachineID: "cfg"}); got != "flag" {
+		t.Errorf("flag should win: %s", got)
+	}
+	if got := ResolveMachineID("", Config{MachineID: "cfg"}); got != "cfg" {
+		t.Errorf("config should win over hostname: %s", got)
+	}
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"machine_id": "desk", "remote": "/srv/hub.git", "reflection": {"provider": "x"}}`), 0o600)
+	c, err := LoadConfig(home)
+	if err != nil || c.MachineID != "desk" || c.Remote != "/srv/hub.git" {
+		t.Errorf("LoadConfig: %+v %v", c, err)
+	}
+	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{broken`), 0o600)
+	if _, err := Open(ctx, home, Options{}); err == nil || !strings.Contains(err.Error(), "config.json") {
+		t.Errorf("broken config.json should be a clear error: %v", err)
+	}
+}
