@@ -57,7 +57,7 @@ func ids(hits []Hit) []string {
 func TestMatchExpr(t *testing.T) {
 	cases := map[string]string{
 		`state-of-the-art 16:9 "x" naïve_test`: `"state" OR "of" OR "the" OR "art" OR "16" OR "9" OR "x" OR "naïve_test"`,
-		`日本語 text`:                            `"日本語" OR "text"`,
+		`日本語 text`:                             `"日本語" OR "text"`,
 		`*`:                                    ``,
 		`-`:                                    ``,
 		``:                                     ``,

@@ -383,4 +383,3 @@ func doctorCommand() *cli.Command {
 		},
 	}
 }
-

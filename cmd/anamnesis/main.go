@@ -89,7 +89,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			}
 			return cli.ShowAppHelp(c)
 		},
-		ExitErrHandler: func(*cli.Context, error) {}, // run() prints errors and picks the code
+		ExitErrHandler:  func(*cli.Context, error) {}, // run() prints errors and picks the code
 		HideHelpCommand: true,
 	}
 }
