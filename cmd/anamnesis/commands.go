@@ -42,8 +42,8 @@ func writeCommand() *cli.Command {
 			"Types: procedural (how-tos, decisions, fixes), semantic (facts, preferences, conventions),\n" +
 			"episodic (what happened). Portable notes sync to your other machines; machine-local ones never leave this one.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "type", Usage: "procedural, semantic or episodic", Required: true},
-			&cli.StringFlag{Name: "title", Usage: "one-line title", Required: true},
+			&cli.StringFlag{Name: "type", Usage: "procedural, semantic or episodic (required)"},
+			&cli.StringFlag{Name: "title", Usage: "one-line title (required)"},
 			&cli.StringFlag{Name: "body", Usage: "note text"},
 			&cli.StringFlag{Name: "body-file", Usage: "read the note text from this file (- for stdin)"},
 			&cli.StringFlag{Name: "project", Usage: "project key (default global)"},
@@ -55,6 +55,11 @@ func writeCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("write takes no arguments (got %q); pass the body with --body", c.Args().First())
+			}
+			for _, f := range []string{"type", "title"} {
+				if !c.IsSet(f) {
+					return usagef("write needs --%s", f)
+				}
 			}
 			body, err := readBody(c)
 			if err != nil {

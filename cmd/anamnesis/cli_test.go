@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "anamnesis-cli-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "anamnesis")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func anm(t *testing.T, home, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func mustOK(t *testing.T, r result) result {
+	t.Helper()
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+const seedQuery = "how to configure a SQLite connection to avoid lock errors on concurrent writes"
+
+func TestUserFlowFromTheIssue(t *testing.T) {
+	home := t.TempDir()
+	r := mustOK(t, anm(t, home, "", "write", "--type", "procedural", "--title", "Use WAL mode for SQLite", "--project", "demo",
+		"--tags", "sqlite,db", "--body", "Set busy_timeout on every connection to avoid lock errors."))
+	id := strings.TrimSpace(r.stdout)
+	if len(id) != 26 {
+		t.Fatalf("write printed %q", r.stdout)
+	}
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Coffee", "--body", "The user drinks it black."))
+
+	r = mustOK(t, anm(t, home, "", append([]string{"search"}, strings.Fields(seedQuery)...)...))
+	if !strings.HasPrefix(r.stdout, "1. [procedural] Use WAL mode for SQLite") || !strings.Contains(r.stdout, id) {
+		t.Errorf("search output:\n%s", r.stdout)
+	}
+	r = mustOK(t, anm(t, home, "", "search", "--json", "-k", "1", seedQuery))
+	var sr struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sr); err != nil || len(sr.Results) != 1 || sr.Results[0]["id"] != id {
+		t.Fatalf("search --json: %v\n%s", err, r.stdout)
+	}
+	for _, k := range []string{"id", "type", "title", "project", "scope", "tags", "created_at", "updated_at", "supersedes", "body", "score"} {
+		if _, ok := sr.Results[0][k]; !ok {
+			t.Errorf("search result lacks %q", k)
+		}
+	}
+
+	r = mustOK(t, anm(t, home, "", "list", "--project", "demo", "--json"))
+	var lr struct {
+		Results []struct {
+			ID   string   `json:"id"`
+			Tags []string `json:"tags"`
+			Body string   `json:"body"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &lr); err != nil || len(lr.Results) != 1 || lr.Results[0].ID != id ||
+		strings.Join(lr.Results[0].Tags, ",") != "sqlite,db" {
+		t.Fatalf("list --json: %v\n%s", err, r.stdout)
+	}
+
+	r = mustOK(t, anm(t, home, "", "show", id))
+	if !strings.HasPrefix(r.stdout, "---\nid: "+id+"\n") || !strings.Contains(r.stdout, "Set busy_timeout") {
+		t.Errorf("show:\n%s", r.stdout)
+	}
+	r = mustOK(t, anm(t, home, "", "status", "--json"))
+	var st struct {
+		Home  string `json:"home"`
+		Notes struct {
+			Total  int            `json:"total"`
+			ByType map[string]int `json:"by_type"`
+		} `json:"notes"`
+		Index struct {
+			Notes             int     `json:"notes"`
+			LastIndexedCommit *string `json:"last_indexed_commit"`
+		} `json:"index"`
+		Sync map[string]any `json:"sync"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Home != home || st.Notes.Total != 2 ||
+		st.Notes.ByType["procedural"] != 1 || st.Index.Notes != 2 || st.Index.LastIndexedCommit == nil || st.Sync == nil {
+		t.Fatalf("status --json: %v\n%s", err, r.stdout)
+	}
+	r = mustOK(t, anm(t, home, "", "reindex"))
+	if !strings.Contains(r.stdout, "2 notes indexed") {
+		t.Errorf("reindex: %s", r.stdout)
+	}
+	mustOK(t, anm(t, home, "", "doctor"))
+}
+
+func TestBadArgumentsGiveClearErrors(t *testing.T) {
+	home := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"show", "../../etc/passwd"}, 2, "not a note id"},
+		{[]string{"show", "01M8096W5Y5VJW7T5A4YN4196Z"}, 1, "no note with that id"},
+		{[]string{"show"}, 2, "exactly one note id"},
+		{[]string{"write", "--type", "opinion", "--title", "t", "--body", "b"}, 1, "type \"opinion\""},
+		{[]string{"write", "--type", "../x", "--title", "t", "--body", "b"}, 1, "type"},
+		{[]string{"write", "--type", "semantic", "--body", "b"}, 2, "title"},
+		{[]string{"write", "--type", "semantic", "--title", "t", "--scope", "world", "--body", "b"}, 1, "scope"},
+		{[]string{"search"}, 2, "needs a query"},
+		{[]string{"search", "-k", "0", "x"}, 2, "-k"},
+		{[]string{"list", "--type", "bogus"}, 1, "type \"bogus\""},
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"write", "--nope"}, 2, "nope"},
+	}
+	for _, c := range cases {
+		r := anm(t, home, "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+	entries, _ := filepath.Glob(filepath.Join(home, "memory", "*", "*.md"))
+	if len(entries) != 0 {
+		t.Errorf("failed writes left notes: %v", entries)
+	}
+	for _, q := range []string{`state-of-the-art`, `16:9`, `"unbalanced`, `NEAR(a b)`, `*`, `foo AND`} {
+		if r := anm(t, home, "", "search", q); r.code != 0 {
+			t.Errorf("search %q: exit %d %s", q, r.code, r.stderr)
+		}
+	}
+}
+
+func TestWriteBodySources(t *testing.T) {
+	home := t.TempDir()
+	id := strings.TrimSpace(mustOK(t, anm(t, home, "piped body text\n", "write", "--type", "semantic", "--title", "from stdin")).stdout)
+	f := filepath.Join(t.TempDir(), "body.md")
+	os.WriteFile(f, []byte("file body text\n"), 0o644)
+	id2 := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "from file", "--body-file", f, "--json")).stdout)
+	var w struct{ ID, Path string }
+	if err := json.Unmarshal([]byte(id2), &w); err != nil || !strings.HasPrefix(w.Path, "memory/semantic/") {
+		t.Fatalf("write --json: %s", id2)
+	}
+	for id, want := range map[string]string{id: "piped body text", w.ID: "file body text"} {
+		r := mustOK(t, anm(t, home, "", "show", "--json", id))
+		var n struct{ Body string }
+		json.Unmarshal([]byte(r.stdout), &n)
+		if n.Body != want {
+			t.Errorf("body %q, want %q", n.Body, want)
+		}
+	}
+}
+
+func TestDeletedIndexIsRebuiltWithNotice(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "procedural", "--title", "Use WAL mode for SQLite", "--body", "busy_timeout avoids lock errors"))
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(home, "index.db"+suffix))
+	}
+	r := mustOK(t, anm(t, home, "", "search", "--json", seedQuery))
+	if !strings.Contains(r.stdout, "Use WAL mode") || !strings.Contains(r.stderr, "rebuilt") {
+		t.Errorf("stdout %s\nstderr %s", r.stdout, r.stderr)
+	}
+	if strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("notice should be one line: %q", r.stderr)
+	}
+}
+
+func TestMalformedNoteIsNamedNotFatal(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "good", "--body", "good heron"))
+	os.WriteFile(filepath.Join(home, "memory", "semantic", "broken.md"), []byte("---\ntitle: [\n---\n"), 0o644)
+	r := mustOK(t, anm(t, home, "", "reindex"))
+	if !strings.Contains(r.stdout, "memory/semantic/broken.md") {
+		t.Errorf("reindex does not name the bad file:\n%s", r.stdout)
+	}
+	r = mustOK(t, anm(t, home, "", "status"))
+	if !strings.Contains(r.stdout, "memory/semantic/broken.md") {
+		t.Errorf("status does not name the bad file:\n%s", r.stdout)
+	}
+	r = mustOK(t, anm(t, home, "", "doctor"))
+	if !strings.Contains(r.stdout, "broken.md") {
+		t.Errorf("doctor does not name the bad file:\n%s", r.stdout)
+	}
+	if r := mustOK(t, anm(t, home, "", "search", "heron")); !strings.Contains(r.stdout, "good") {
+		t.Errorf("good note lost: %s", r.stdout)
+	}
+}
+
+func TestConcurrentProcesses(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "status"))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var failures []string
+	for p := 0; p < 4; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < 8; i++ {
+				for _, args := range [][]string{
+					{"write", "--type", "semantic", "--title", fmt.Sprintf("p%d n%d", p, i), "--body", "parallel osprey"},
+					{"search", "osprey"},
+				} {
+					if r := anm(t, home, "", args...); r.code != 0 {
+						mu.Lock()
+						failures = append(failures, fmt.Sprintf("%v: %d %s", args, r.code, r.stderr))
+						mu.Unlock()
+					}
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	for _, f := range failures {
+		t.Error(f)
+	}
+	r := mustOK(t, anm(t, home, "", "list", "--json"))
+	if n := strings.Count(r.stdout, `"id":`); n != 32 {
+		t.Errorf("listed %d notes, want 32", n)
+	}
+}
+
+func TestHelpExplainsEveryCommand(t *testing.T) {
+	for _, c := range []string{"write", "show", "list", "search", "status", "doctor", "reindex"} {
+		r := mustOK(t, anm(t, t.TempDir(), "", c, "--help"))
+		if !strings.Contains(r.stdout, "USAGE") {
+			t.Errorf("%s --help:\n%s", c, r.stdout)
+		}
+	}
+}
