@@ -77,17 +77,15 @@ func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Resu
 			return res, ix.wrap("reset", err)
 		}
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, df: map[string]int{}}
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
 			return Result{}, ix.wrap("apply "+changes[i].File.Path+" to", err)
 		}
 	}
-	if rebuild {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM index_meta WHERE key = ?`, metaNeedsRebuild); err != nil {
-			return Result{}, ix.wrap("write", err)
-		}
+	if err := a.finish(); err != nil {
+		return Result{}, ix.wrap("write", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return Result{}, ix.wrap("commit", err)
@@ -99,6 +97,67 @@ type applier struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
+	// rebuild accumulates word counts in memory and writes them once at
+	// the end; incremental applies adjust index_terms row by row.
+	rebuild bool
+	df      map[string]int
+	docs    int // change in the number of notes
+}
+
+// finish writes what was accumulated: word counts of a rebuild and the
+// note count.
+func (a *applier) finish() error {
+	if a.rebuild {
+		for term, n := range a.df {
+			if n <= 0 {
+				continue
+			}
+			if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?)`, term, n); err != nil {
+				return err
+			}
+		}
+		if err := a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaDocCount, a.docs); err != nil {
+			return err
+		}
+		return a.exec(`DELETE FROM index_meta WHERE key = ?`, metaNeedsRebuild)
+	}
+	if a.docs == 0 {
+		return nil
+	}
+	return a.exec(`UPDATE index_meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?`, a.docs, metaDocCount)
+}
+
+// countTerms adds delta to the count of every word of one note's text.
+func (a *applier) countTerms(title, body, tags string, delta int) error {
+	for term := range docTerms(title, body, tags) {
+		if a.rebuild {
+			a.df[term] += delta
+			continue
+		}
+		if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`, term, delta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropFTS deletes a note's FTS row and uncounts its words.
+func (a *applier) dropFTS(rowid int64) error {
+	row, err := a.queryRow(`SELECT title, body, tags FROM memories_fts WHERE rowid = ?`, rowid)
+	if err != nil {
+		return err
+	}
+	var title, body, tags string
+	if err := row.Scan(&title, &body, &tags); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	}
+	if err := a.countTerms(title, body, tags, -1); err != nil {
+		return err
+	}
+	return a.exec(`DELETE FROM memories_fts WHERE rowid = ?`, rowid)
 }
 
 func (a *applier) close() {
@@ -187,14 +246,13 @@ func (a *applier) dropNoteOwnedBy(id, path string, res *Result) error {
 	if err != nil || !ok || owner != path {
 		return err
 	}
-	for _, q := range []string{
-		`DELETE FROM memories_fts WHERE rowid = ?`,
-		`DELETE FROM memories WHERE rowid = ?`,
-	} {
-		if err := a.exec(q, rowid); err != nil {
-			return err
-		}
+	if err := a.dropFTS(rowid); err != nil {
+		return err
 	}
+	if err := a.exec(`DELETE FROM memories WHERE rowid = ?`, rowid); err != nil {
+		return err
+	}
+	a.docs--
 	for _, q := range []string{
 		`DELETE FROM memory_tags WHERE memory_id = ?`,
 		`DELETE FROM memory_supersedes WHERE memory_id = ?`,
@@ -274,7 +332,7 @@ func (a *applier) apply(c *Change, res *Result) error {
  prov_session = ?, confidence = ? WHERE rowid = ?`, append(args, rowid)...); err != nil {
 			return err
 		}
-		if err := a.exec(`DELETE FROM memories_fts WHERE rowid = ?`, rowid); err != nil {
+		if err := a.dropFTS(rowid); err != nil {
 			return err
 		}
 		res.Updated++
@@ -292,10 +350,15 @@ func (a *applier) apply(c *Change, res *Result) error {
 		if rowid, err = r.LastInsertId(); err != nil {
 			return err
 		}
+		a.docs++
 		res.Added++
 	}
+	tags := strings.Join(n.Tags, " ")
 	if err := a.exec(`INSERT INTO memories_fts(rowid, id, title, body, tags) VALUES (?, ?, ?, ?, ?)`,
-		rowid, n.ID, n.Title, n.Body, strings.Join(n.Tags, " ")); err != nil {
+		rowid, n.ID, n.Title, n.Body, tags); err != nil {
+		return err
+	}
+	if err := a.countTerms(n.Title, n.Body, tags, +1); err != nil {
 		return err
 	}
 	if err := a.exec(`DELETE FROM memory_tags WHERE memory_id = ?`, n.ID); err != nil {

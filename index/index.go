@@ -24,6 +24,7 @@ var ErrNotFound = errors.New("note not found")
 const (
 	metaSchema       = "schema_version"
 	metaNeedsRebuild = "needs_rebuild"
+	metaDocCount     = "doc_count"
 	// MetaLastIndexedCommit is the memory/ commit the index reflects.
 	MetaLastIndexedCommit = "last_indexed_commit"
 )
@@ -129,6 +130,9 @@ func createSchema(ctx context.Context, tx *sql.Tx, dropMeta bool) error {
 		}
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, pythonUserVersion)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, '0')`, metaDocCount); err != nil {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaSchema, SchemaVersion)

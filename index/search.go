@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"regexp"
 	"sort"
 	"strconv"
@@ -29,20 +30,7 @@ var wordRe = regexp.MustCompile(`[\p{L}\p{N}_]+`)
 // FTS5 syntax in the input (AND, NEAR, *, :, unbalanced quotes) plain
 // text. It returns "" when the text has no word characters.
 func MatchExpr(text string) string {
-	toks := wordRe.FindAllString(text, MaxQueryTokens)
-	if len(toks) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	for i, t := range toks {
-		if i > 0 {
-			b.WriteString(" OR ")
-		}
-		b.WriteByte('"')
-		b.WriteString(t)
-		b.WriteByte('"')
-	}
-	return b.String()
+	return quoteOr(wordRe.FindAllString(text, MaxQueryTokens))
 }
 
 // Filter narrows search and list. Empty fields do not filter.
@@ -74,12 +62,22 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 	return clauses, args
 }
 
-// Search ranks notes against free text: BM25, then most recently updated.
-// Notes superseded by another note are left out. Text without any word
+// Search ranks notes against free text as the recall seed does: every
+// word an OR'ed phrase, BM25 first, then most recently updated. Notes
+// superseded by another note are left out. Text without any word
 // character returns no hits without touching the database.
+//
+// The ranking is the seed's, exactly; only the work differs. Words found
+// in at least half the notes are left out of the candidate query (see
+// terms.go), because FTS5 scores them at most bm25Floor each. The
+// candidates' order is then exact unless two of them score within that
+// margin of each other, or fewer than k+1 notes match the remaining words;
+// in those cases the full query runs as the seed wrote it. Score is -bm25
+// over the words that were kept, so it can differ from the full query's
+// figure by less than bm25Floor per word dropped.
 func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
-	expr := MatchExpr(text)
-	if expr == "" {
+	toks := wordRe.FindAllString(text, MaxQueryTokens)
+	if len(toks) == 0 {
 		return nil, nil
 	}
 	k := f.Limit
@@ -89,43 +87,169 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, erro
 	if k > MaxK {
 		k = MaxK
 	}
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	defer tx.Rollback()
+	kept, dropped, err := ix.splitCommon(ctx, tx, toks)
+	if err != nil {
+		return nil, err
+	}
+	var rowids []int64
+	var scores []float64
+	if dropped > 0 && len(kept) > 0 {
+		rowids, scores, err = ix.rank(ctx, tx, quoteOr(kept), f, k+1)
+		if err != nil {
+			return nil, err
+		}
+		margin := float64(dropped) * bm25Floor
+		if !separated(scores, k, margin) {
+			rowids = nil
+		} else if len(rowids) > k {
+			rowids, scores = rowids[:k], scores[:k]
+		}
+	}
+	if rowids == nil {
+		if rowids, scores, err = ix.rank(ctx, tx, quoteOr(toks), f, k); err != nil {
+			return nil, err
+		}
+	}
+	hits, found, err := ix.load(ctx, tx, rowids)
+	if err != nil {
+		return nil, err
+	}
+	score := make(map[int64]float64, len(rowids))
+	for i, r := range rowids {
+		score[r] = scores[i]
+	}
+	for i := range hits {
+		hits[i].Score = score[found[i]]
+	}
+	return hits, nil
+}
+
+// separated reports whether the pruned ranking is provably the full one:
+// more than k candidates, each of the first k+1 apart from the next by
+// more than margin, and the k-th scoring above what words alone under
+// the floor could give a note.
+func separated(scores []float64, k int, margin float64) bool {
+	if len(scores) <= k {
+		return false
+	}
+	for i := 0; i < k; i++ {
+		if scores[i]-scores[i+1] <= margin {
+			return false
+		}
+	}
+	return scores[k-1] > margin
+}
+
+// splitCommon sorts query tokens into those to keep and counts those
+// present in at least half the notes (provably floored by bm25).
+func (ix *Index) splitCommon(ctx context.Context, tx *sql.Tx, toks []string) (kept []string, dropped int, err error) {
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
+		return nil, 0, ix.wrap("search", err)
+	}
+	st, err := ix.stmt(ctx, `SELECT df FROM index_terms WHERE term = ?`)
+	if err != nil {
+		return nil, 0, ix.wrap("search", err)
+	}
+	st = tx.StmtContext(ctx, st)
+	df := map[string]int64{}
+	for _, t := range toks {
+		key, ok := countableToken(t)
+		if !ok {
+			kept = append(kept, t)
+			continue
+		}
+		c, seen := df[key]
+		if !seen {
+			if err := st.QueryRowContext(ctx, key).Scan(&c); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, 0, ix.wrap("search", err)
+			}
+			df[key] = c
+		}
+		if n > 0 && 2*c >= n {
+			dropped++
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	return kept, dropped, nil
+}
+
+func quoteOr(toks []string) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 {
+			b.WriteString(" OR ")
+		}
+		b.WriteByte('"')
+		b.WriteString(t)
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// rank runs the seed's ranking query for a MATCH expression and returns
+// up to limit rowids with their scores (-bm25, higher is better).
+func (ix *Index) rank(ctx context.Context, tx *sql.Tx, expr string, f Filter, limit int) ([]int64, []float64, error) {
 	clauses, args := f.where([]string{"memories_fts MATCH ?"}, []any{expr})
 	clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
 	q := `SELECT m.rowid, bm25(memories_fts) AS s FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE ` +
 		strings.Join(clauses, " AND ") + ` ORDER BY s, m.updated_at DESC LIMIT ?`
-	args = append(args, k)
+	args = append(args, limit)
 	st, err := ix.stmt(ctx, q)
 	if err != nil {
-		return nil, ix.wrap("search", err)
+		return nil, nil, ix.wrap("search", err)
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
-		return nil, ix.wrap("search", err)
+		return nil, nil, ix.wrap("search", err)
 	}
-	var rowids []int64
-	scores := map[int64]float64{}
+	defer rows.Close()
+	rowids, scores := []int64{}, []float64{}
 	for rows.Next() {
 		var id int64
 		var s float64
 		if err := rows.Scan(&id, &s); err != nil {
-			rows.Close()
-			return nil, ix.wrap("search", err)
+			return nil, nil, ix.wrap("search", err)
 		}
-		rowids = append(rowids, id)
-		scores[id] = -s
+		rowids, scores = append(rowids, id), append(scores, -s)
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
+		return nil, nil, ix.wrap("search", err)
+	}
+	return rowids, scores, nil
+}
+
+// SeedSearch runs the recall seed's query unmodified (no pruning). It is
+// the reference Search is tested against, and what eval can compare with.
+func (ix *Index) SeedSearch(ctx context.Context, text string, f Filter) ([]Hit, error) {
+	toks := wordRe.FindAllString(text, MaxQueryTokens)
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	k := f.Limit
+	if k <= 0 {
+		k = DefaultK
+	}
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
 		return nil, ix.wrap("search", err)
 	}
-	hits, found, err := ix.load(ctx, rowids)
+	defer tx.Rollback()
+	rowids, scores, err := ix.rank(ctx, tx, quoteOr(toks), f, k)
 	if err != nil {
 		return nil, err
 	}
+	hits, _, err := ix.load(ctx, tx, rowids)
 	for i := range hits {
-		hits[i].Score = scores[found[i]]
+		hits[i].Score = scores[i]
 	}
-	return hits, nil
+	return hits, err
 }
 
 const selectHit = `SELECT m.rowid, m.id, m.type, m.title, m.body_path, m.project, m.machine_id, m.scope, m.user_id,
@@ -160,7 +284,7 @@ func splitUnit(s string) []string {
 
 // load fetches full hits for rowids, in the order given, with the rowid
 // of each (a row deleted between the two queries is left out).
-func (ix *Index) load(ctx context.Context, rowids []int64) ([]Hit, []int64, error) {
+func (ix *Index) load(ctx context.Context, tx *sql.Tx, rowids []int64) ([]Hit, []int64, error) {
 	if len(rowids) == 0 {
 		return []Hit{}, nil, nil
 	}
@@ -173,7 +297,7 @@ func (ix *Index) load(ctx context.Context, rowids []int64) ([]Hit, []int64, erro
 	if err != nil {
 		return nil, nil, ix.wrap("read", err)
 	}
-	rows, err := st.QueryContext(ctx, args...)
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, nil, ix.wrap("read", err)
 	}

@@ -1,0 +1,76 @@
+// Command anamnesis-bench prints the speed figures of `make bench`:
+// full reindex, reconcile, search latency (in-process and as a CLI
+// process) and write throughput on synthetic stores, next to the targets
+// the issues set.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/bench"
+)
+
+func main() {
+	sizes := flag.String("sizes", "10000,100000", "comma-separated store sizes")
+	dir := flag.String("dir", "bench-out", "directory for generated stores (reused between runs)")
+	bin := flag.String("bin", "", "anamnesis binary for process timings (empty: skip)")
+	queries := flag.Int("queries", 2000, "in-process search queries per size")
+	flag.Parse()
+
+	var cfg bench.Config
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 100 {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: bad size %q (at least 100)\n", s)
+			os.Exit(2)
+		}
+		cfg.Sizes = append(cfg.Sizes, n)
+	}
+	cfg.Dir, cfg.Binary, cfg.Queries, cfg.Log = *dir, *bin, *queries, os.Stderr
+	figs, err := bench.Run(context.Background(), cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "anamnesis-bench: %v\n", err)
+		os.Exit(1)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "figure\t"+header(figs))
+	row := func(name string, get func(bench.Figures) string) {
+		cells := []string{name}
+		for _, f := range figs {
+			cells = append(cells, get(f))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	row("full reindex (target 10k < 2 s, 100k < 25 s)", func(f bench.Figures) string { return ms(f.FullReindex) })
+	row("reconcile, 10 files edited (target 10k < 150 ms)", func(f bench.Figures) string { return ms(f.Reconcile10) })
+	row("reconcile, nothing changed", func(f bench.Figures) string { return ms(f.ReconcileNone) })
+	row("search in-process p50 (target 10k < 2 ms, 100k < 10 ms)", func(f bench.Figures) string { return ms(f.SearchP50) })
+	row("search in-process p99", func(f bench.Figures) string { return ms(f.SearchP99) })
+	row("`anamnesis search` process p50 (target 10k < 30 ms)", func(f bench.Figures) string { return ms(f.ProcSearchP50) })
+	row("`anamnesis search` process p95", func(f bench.Figures) string { return ms(f.ProcSearchP95) })
+	row("`anamnesis write` process p50", func(f bench.Figures) string { return ms(f.ProcWriteP50) })
+	row("Store.Write throughput (fsync + index each)", func(f bench.Figures) string { return fmt.Sprintf("%.0f notes/s", f.WritesPerSecond) })
+	w.Flush()
+}
+
+func header(figs []bench.Figures) string {
+	var h []string
+	for _, f := range figs {
+		h = append(h, fmt.Sprintf("%d notes", f.Notes))
+	}
+	return strings.Join(h, "\t")
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}

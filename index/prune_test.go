@@ -1,0 +1,173 @@
+package index
+
+import (
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/synth"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// TestPrunedSearchEqualsSeed: Search must return exactly what the seed's
+// unpruned query returns, in the same order, for common-word-heavy
+// queries, prompt-like queries, filters, several k, near-duplicate notes
+// (ties) and superseded notes.
+func TestPrunedSearchEqualsSeed(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 800
+	}
+	ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	vocab := synth.NewVocab(5000, 7)
+	g := synth.NewGen(vocab, 7)
+	r := rand.New(rand.NewSource(7))
+	var changes []Change
+	var notes []*note.Note
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < n; i++ {
+		nt := g.Note(start.Add(time.Duration(i) * time.Minute))
+		if i%97 == 0 && i > 0 { // exact copy of an earlier note's text: a score tie
+			prev := notes[r.Intn(len(notes))]
+			nt.Title, nt.Body, nt.Tags = prev.Title, prev.Body, prev.Tags
+		}
+		if i%50 == 0 && i > 0 {
+			nt.Supersedes = []string{notes[r.Intn(len(notes))].ID}
+		}
+		if i%7 == 0 {
+			nt.Scope = note.ScopeMachineLocal
+		}
+		notes = append(notes, nt)
+		changes = append(changes, Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "x"}, Note: nt})
+	}
+	// Half by rebuild, half incrementally, so both ways of counting words are exercised.
+	if _, err := ix.Rebuild(ctx, changes[:n/2]); err != nil {
+		t.Fatal(err)
+	}
+	for i := n / 2; i < n; i += 100 {
+		if _, err := ix.Apply(ctx, changes[i:min(i+100, n)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Edits and deletes adjust the counts too.
+	var edits []Change
+	for i := 0; i < 40; i++ {
+		c := changes[r.Intn(n)]
+		nt := *c.Note
+		nt.Body = g.Body()
+		edits = append(edits, Change{File: c.File, Note: &nt})
+	}
+	for i := 0; i < 20; i++ {
+		edits = append(edits, Change{File: changes[r.Intn(n)].File, Delete: true})
+	}
+	if _, err := ix.Apply(ctx, edits); err != nil {
+		t.Fatal(err)
+	}
+
+	queries := 400
+	if testing.Short() {
+		queries = 100
+	}
+	var pruned, differ int
+	for i := 0; i < queries; i++ {
+		var q string
+		switch i % 3 {
+		case 0:
+			q = g.Query() // Zipf words: mostly common
+		case 1: // a prompt: function words around a few words of one note
+			nt := notes[r.Intn(len(notes))]
+			w := strings.Fields(nt.Body)
+			q = "how do I " + w[r.Intn(len(w))] + " the " + w[r.Intn(len(w))] + " with " + w[r.Intn(len(w))] + " again"
+		default:
+			q = vocab[r.Intn(30)] + " " + vocab[r.Intn(30)] // only very common words
+		}
+		f := Filter{Limit: []int{1, 3, 8, 20}[i%4]}
+		switch i % 5 {
+		case 1:
+			f.Scope = note.ScopePortable
+		case 2:
+			f.Type = note.TypeEpisodic
+		case 3:
+			f.Project = fmt.Sprintf("github.com/example/project%02d", i%20)
+		}
+		got, err := ix.Search(ctx, q, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ix.SeedSearch(ctx, q, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(ids(got), ",") != strings.Join(ids(want), ",") {
+			differ++
+			if differ <= 3 {
+				t.Errorf("query %q %+v:\n pruned %v\n seed   %v", q, f, ids(got), ids(want))
+			}
+		}
+		for j := range got {
+			if j < len(want) && (got[j].Score-want[j].Score > 1e-4 || want[j].Score-got[j].Score > 1e-4) {
+				t.Errorf("query %q: score %v vs seed %v", q, got[j].Score, want[j].Score)
+			}
+		}
+		if kept, dropped, _ := splitForTest(ix, q); dropped > 0 && len(kept) > 0 {
+			pruned++
+		}
+	}
+	if differ > 0 {
+		t.Fatalf("%d of %d queries differ from the seed", differ, queries)
+	}
+	if pruned < queries/4 {
+		t.Errorf("pruning applied to only %d of %d queries: the test does not exercise it", pruned, queries)
+	}
+}
+
+func splitForTest(ix *Index, q string) ([]string, int, error) {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback()
+	return ix.splitCommon(ctx, tx, wordRe.FindAllString(q, -1))
+}
+
+func TestDocFrequencyIsALowerBoundOfFTS(t *testing.T) {
+	ix := openTemp(t)
+	texts := []string{"don’t stop", "café society", "foo_bar baz", "Straße x", "naïve  cafe\u0301s", "plain words here", "ASCII Words"}
+	for i, s := range texts {
+		n := mk(note.TypeSemantic, fmt.Sprintf("t%d", i), s)
+		upsert(t, ix, n)
+	}
+	rows, _ := ix.db.Query(`SELECT term, df FROM index_terms WHERE df > 0`)
+	defer rows.Close()
+	checked := 0
+	for rows.Next() {
+		var term string
+		var df int
+		rows.Scan(&term, &df)
+		var fts int
+		if err := ix.db.QueryRow(`SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?`, `"`+term+`"`).Scan(&fts); err != nil {
+			t.Fatal(err)
+		}
+		if df > fts {
+			t.Errorf("term %q: our count %d exceeds FTS5's %d", term, df, fts)
+		}
+		checked++
+	}
+	if checked < 8 {
+		t.Fatalf("only %d terms counted", checked)
+	}
+	for s, want := range map[string]int{"don": 0, "caf": 0, "stra": 0, "foo": 1, "bar": 1, "words": 2} {
+		var df int
+		ix.db.QueryRow(`SELECT df FROM index_terms WHERE term = ?`, s).Scan(&df)
+		if df != want {
+			t.Errorf("count of %q = %d, want %d (runs touching non-ASCII are not counted; '_' separates as in FTS5)", s, df, want)
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/synth"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// Config says what to measure.
+type Config struct {
+	Sizes   []int  // store sizes in notes
+	Dir     string // where stores are generated (reused between runs)
+	Binary  string // anamnesis binary for process timings ("" skips them)
+	Queries int    // in-process queries per size
+	Log     io.Writer
+}
+
+// Figures are the measurements for one store size.
+type Figures struct {
+	Notes           int
+	Generate        time.Duration
+	FullReindex     time.Duration
+	Reconcile10     time.Duration
+	ReconcileNone   time.Duration
+	SearchP50       time.Duration
+	SearchP99       time.Duration
+	ProcSearchP50   time.Duration
+	ProcSearchP95   time.Duration
+	WritesPerSecond float64
+	ProcWriteP50    time.Duration
+}
+
+// Run measures every size in cfg.
+func Run(ctx context.Context, cfg Config) ([]Figures, error) {
+	var out []Figures
+	for _, n := range cfg.Sizes {
+		f, err := measure(ctx, cfg, n)
+		if err != nil {
+			return out, fmt.Errorf("%d notes: %w", n, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func (c Config) logf(format string, args ...any) {
+	if c.Log != nil {
+		fmt.Fprintf(c.Log, format+"\n", args...)
+	}
+}
+
+// ensureStore generates a store of n notes under dir unless a complete
+// one is already there.
+func ensureStore(cfg Config, n int) (string, time.Duration, error) {
+	home := filepath.Join(cfg.Dir, fmt.Sprintf("store-%d", n))
+	marker := filepath.Join(home, ".bench-complete")
+	if data, err := os.ReadFile(marker); err == nil && strings.TrimSpace(string(data)) == strconv.Itoa(n) {
+		return home, 0, nil
+	}
+	os.RemoveAll(home)
+	cfg.logf("generating %d notes in %s", n, home)
+	start := time.Now()
+	g := synth.NewGen(synth.NewVocab(20000, 1), int64(n))
+	tree := note.Tree{Root: filepath.Join(home, note.PortableDir), Scope: note.ScopePortable}
+	if _, err := synth.Fill(tree, g, n, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+		return "", 0, err
+	}
+	took := time.Since(start)
+	return home, took, os.WriteFile(marker, []byte(strconv.Itoa(n)), 0o644)
+}
+
+func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
+	f := Figures{Notes: n}
+	home, gen, err := ensureStore(cfg, n)
+	if err != nil {
+		return f, err
+	}
+	f.Generate = gen
+	// Start from no index at all, as a fresh clone of memory/ would.
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(home, anamnesis.IndexFile+s))
+	}
+	// Writes of earlier runs live in local/; drop them so sizes stay exact.
+	os.RemoveAll(filepath.Join(home, note.LocalDir))
+	s, err := anamnesis.Open(ctx, home, anamnesis.Options{MachineID: "bench"})
+	if err != nil {
+		return f, err
+	}
+	defer s.Close()
+
+	start := time.Now()
+	rep, err := s.Rebuild(ctx)
+	if err != nil {
+		return f, err
+	}
+	f.FullReindex = time.Since(start)
+	if rep.Indexed != n {
+		return f, fmt.Errorf("rebuild indexed %d notes, want %d", rep.Indexed, n)
+	}
+	cfg.logf("  full reindex %v", f.FullReindex)
+
+	if f.ReconcileNone, err = timeMedian(5, func() error { _, err := s.Reconcile(ctx); return err }); err != nil {
+		return f, err
+	}
+	paths, err := listPaths(filepath.Join(home, note.PortableDir))
+	if err != nil {
+		return f, err
+	}
+	round := 0
+	f.Reconcile10, err = timeMedianPrep(5, func() error {
+		round++
+		return touch(filepath.Join(home, note.PortableDir), paths[round*10:round*10+10], round)
+	}, func() error {
+		r, err := s.Reconcile(ctx)
+		if err == nil && r.Updated != 10 {
+			err = fmt.Errorf("reconcile updated %d notes, want 10", r.Updated)
+		}
+		return err
+	})
+	if err != nil {
+		return f, err
+	}
+	cfg.logf("  reconcile 10 changed %v, nothing changed %v", f.Reconcile10, f.ReconcileNone)
+
+	g := synth.NewGen(synth.NewVocab(20000, 1), 99)
+	queries := make([]string, cfg.Queries)
+	for i := range queries {
+		queries[i] = g.Query()
+	}
+	for _, q := range queries[:min(100, len(queries))] { // warm the page cache and statement cache
+		s.Search(ctx, q, index.Filter{})
+	}
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		t0 := time.Now()
+		if _, err := s.Search(ctx, q, index.Filter{}); err != nil {
+			return f, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	f.SearchP50, f.SearchP99 = pct(lat, 50), pct(lat, 99)
+	cfg.logf("  search p50 %v p99 %v over %d queries", f.SearchP50, f.SearchP99, len(lat))
+
+	const writes = 300
+	t0 := time.Now()
+	for i := 0; i < writes; i++ {
+		if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: g.Words(5), Body: g.Body(), Scope: note.ScopeMachineLocal}); err != nil {
+			return f, err
+		}
+	}
+	f.WritesPerSecond = writes / time.Since(t0).Seconds()
+	cfg.logf("  %.0f writes/s", f.WritesPerSecond)
+
+	if cfg.Binary != "" {
+		env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=bench")
+		var procs []time.Duration
+		for i := 0; i < 40; i++ {
+			d, err := timeProc(ctx, cfg.Binary, env, "", "search", queries[i])
+			if err != nil {
+				return f, err
+			}
+			procs = append(procs, d)
+		}
+		f.ProcSearchP50, f.ProcSearchP95 = pct(procs[5:], 50), pct(procs[5:], 95)
+		var wr []time.Duration
+		for i := 0; i < 20; i++ {
+			d, err := timeProc(ctx, cfg.Binary, env, g.Body(), "write", "--type", "episodic", "--title", g.Words(4), "--scope", "machine-local")
+			if err != nil {
+				return f, err
+			}
+			wr = append(wr, d)
+		}
+		f.ProcWriteP50 = pct(wr, 50)
+		cfg.logf("  `anamnesis search` p50 %v p95 %v; `anamnesis write` p50 %v", f.ProcSearchP50, f.ProcSearchP95, f.ProcWriteP50)
+	}
+	return f, nil
+}
+
+func listPaths(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			out = append(out, p)
+		}
+		return err
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// touch edits files the way an editor would: new content, new mtime.
+func touch(root string, paths []string, round int) error {
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		data = append(data[:len(data)-1], []byte(fmt.Sprintf(" edited in round %d.\n", round))...)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func timeMedian(runs int, fn func() error) (time.Duration, error) {
+	return timeMedianPrep(runs, func() error { return nil }, fn)
+}
+
+func timeMedianPrep(runs int, prep, fn func() error) (time.Duration, error) {
+	var ds []time.Duration
+	for i := 0; i < runs; i++ {
+		if err := prep(); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		if err := fn(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	return pct(ds, 50), nil
+}
+
+func timeProc(ctx context.Context, bin string, env []string, stdin string, args ...string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(t0)
+	if err != nil {
+		return 0, fmt.Errorf("%s %v: %w\n%s", bin, args, err, out)
+	}
+	return d, nil
+}
+
+// pct returns the p-th percentile (nearest rank) of ds.
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (p*len(s) + 99) / 100
+	if i < 1 {
+		i = 1
+	}
+	return s[i-1]
+}
