@@ -74,12 +74,48 @@ func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
 	}); err != nil {
 		return ReconcileReport{}, err
 	}
-	changes, err := s.readChanges(ctx, files)
+	// Read chunk i+1 on the other cores while chunk i is written; order is
+	// kept so duplicate ids resolve as the walk orders them.
+	const chunk = 256
+	chunks := make(chan []index.Change, 2)
+	readErr := make(chan error, 1)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		defer close(chunks)
+		for i := 0; i < len(files); i += chunk {
+			changes, err := s.readChanges(cctx, files[i:min(i+chunk, len(files))])
+			if err != nil {
+				readErr <- err
+				return
+			}
+			select {
+			case chunks <- changes:
+			case <-cctx.Done():
+				readErr <- cctx.Err()
+				return
+			}
+		}
+	}()
+	res, err := s.ix.RebuildFrom(ctx, func(yield func(index.Change) error) error {
+		for changes := range chunks {
+			for _, c := range changes {
+				if err := yield(c); err != nil {
+					return err
+				}
+			}
+		}
+		select {
+		case err := <-readErr:
+			return err
+		default:
+			return nil
+		}
+	})
 	if err != nil {
-		return ReconcileReport{}, err
-	}
-	res, err := s.ix.Rebuild(ctx, changes)
-	if err != nil {
+		cancel()
+		for range chunks { // let the reader finish
+		}
 		return ReconcileReport{}, err
 	}
 	return s.report(ctx, res)

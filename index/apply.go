@@ -62,7 +62,51 @@ func (ix *Index) Apply(ctx context.Context, changes []Change) (Result, error) {
 // Rebuild replaces the whole index with changes (every file of both trees)
 // in one transaction. Readers keep seeing the old index until it commits.
 func (ix *Index) Rebuild(ctx context.Context, changes []Change) (Result, error) {
-	return ix.inTx(ctx, true, changes)
+	return ix.RebuildFrom(ctx, func(yield func(Change) error) error {
+		for _, c := range changes {
+			if err := yield(c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RebuildFrom is Rebuild with changes produced while the transaction runs,
+// so reading and parsing files overlaps with writing the index.
+func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change) error) error) (Result, error) {
+	var res Result
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return res, ix.wrap("begin", err)
+	}
+	defer tx.Rollback()
+	if err := createSchema(ctx, tx, false); err != nil {
+		return res, ix.wrap("reset", err)
+	}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: true, df: map[string]*termCount{}}
+	defer a.close()
+	var applyErr error
+	err = produce(func(c Change) error {
+		if err := a.apply(&c, &res); err != nil {
+			applyErr = ix.wrap("apply "+c.File.Path+" to", err)
+			return applyErr
+		}
+		return nil
+	})
+	if applyErr != nil {
+		return Result{}, applyErr
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if err := a.finish(); err != nil {
+		return Result{}, ix.wrap("write", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Result{}, ix.wrap("commit", err)
+	}
+	return res, nil
 }
 
 func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Result, error) {
@@ -77,7 +121,7 @@ func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Resu
 			return res, ix.wrap("reset", err)
 		}
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, df: map[string]int{}}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, df: map[string]*termCount{}}
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
@@ -100,19 +144,25 @@ type applier struct {
 	// rebuild accumulates word counts in memory and writes them once at
 	// the end; incremental applies adjust index_terms row by row.
 	rebuild bool
-	df      map[string]int
+	df      map[string]*termCount
+	doc     int // sequence number of the note being counted
 	docs    int // change in the number of notes
+}
+
+type termCount struct {
+	n    int
+	last int // doc that last counted this word, so a word counts once per note
 }
 
 // finish writes what was accumulated: word counts of a rebuild and the
 // note count.
 func (a *applier) finish() error {
 	if a.rebuild {
-		for term, n := range a.df {
-			if n <= 0 {
+		for term, c := range a.df {
+			if c.n <= 0 {
 				continue
 			}
-			if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?)`, term, n); err != nil {
+			if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?)`, term, c.n); err != nil {
 				return err
 			}
 		}
@@ -129,11 +179,24 @@ func (a *applier) finish() error {
 
 // countTerms adds delta to the count of every word of one note's text.
 func (a *applier) countTerms(title, body, tags string, delta int) error {
-	for term := range docTerms(title, body, tags) {
-		if a.rebuild {
-			a.df[term] += delta
-			continue
+	if a.rebuild {
+		a.doc++
+		for _, s := range []string{title, body, tags} {
+			asciiRuns(s, func(w string) {
+				c, ok := a.df[w]
+				if !ok {
+					c = &termCount{}
+					a.df[strings.Clone(w)] = c
+				}
+				if c.last != a.doc {
+					c.last = a.doc
+					c.n += delta
+				}
+			})
 		}
+		return nil
+	}
+	for term := range docTerms(title, body, tags) {
 		if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`, term, delta); err != nil {
 			return err
 		}

@@ -25,21 +25,30 @@ const bm25Floor = 3e-6
 func docTerms(title, body, tags string) map[string]struct{} {
 	out := make(map[string]struct{}, 64)
 	for _, s := range []string{title, body, tags} {
-		asciiRuns(s, func(w string) { out[w] = struct{}{} })
+		asciiRuns(s, func(w string) {
+			if _, ok := out[w]; !ok {
+				out[strings.Clone(w)] = struct{}{}
+			}
+		})
 	}
 	return out
 }
 
 // asciiRuns calls fn with each lower-cased run of ASCII letters/digits
 // that is bounded by ASCII non-alphanumeric bytes or the ends of s. Runs
-// containing non-ASCII bytes are skipped entirely.
+// containing non-ASCII bytes are skipped entirely. The string passed to
+// fn may share memory with s.
 func asciiRuns(s string, fn func(string)) {
-	start, pure := -1, true
+	start, pure, upper := -1, true, false
 	flush := func(end int) {
 		if start >= 0 && pure {
-			fn(strings.ToLower(s[start:end]))
+			w := s[start:end]
+			if upper {
+				w = strings.ToLower(w)
+			}
+			fn(w)
 		}
-		start, pure = -1, true
+		start, pure, upper = -1, true, false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -49,7 +58,12 @@ func asciiRuns(s string, fn func(string)) {
 				start = i
 			}
 			pure = false
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+		case c >= 'A' && c <= 'Z':
+			if start < 0 {
+				start = i
+			}
+			upper = true
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
 			if start < 0 {
 				start = i
 			}

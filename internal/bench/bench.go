@@ -34,8 +34,10 @@ type Figures struct {
 	FullReindex     time.Duration
 	Reconcile10     time.Duration
 	ReconcileNone   time.Duration
-	SearchP50       time.Duration
+	SearchP50       time.Duration // Zipf word queries: mostly common words
 	SearchP99       time.Duration
+	PromptP50       time.Duration // prompt-like queries about one note
+	PromptP99       time.Duration
 	ProcSearchP50   time.Duration
 	ProcSearchP95   time.Duration
 	WritesPerSecond float64
@@ -151,7 +153,22 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 		lat = append(lat, time.Since(t0))
 	}
 	f.SearchP50, f.SearchP99 = pct(lat, 50), pct(lat, 99)
-	cfg.logf("  search p50 %v p99 %v over %d queries", f.SearchP50, f.SearchP99, len(lat))
+	cfg.logf("  search (zipf words) p50 %v p99 %v over %d queries", f.SearchP50, f.SearchP99, len(lat))
+
+	prompts, err := promptQueries(paths, cfg.Queries)
+	if err != nil {
+		return f, err
+	}
+	lat = lat[:0]
+	for _, q := range prompts {
+		t0 := time.Now()
+		if _, err := s.Search(ctx, q, index.Filter{}); err != nil {
+			return f, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	f.PromptP50, f.PromptP99 = pct(lat, 50), pct(lat, 99)
+	cfg.logf("  search (prompts) p50 %v p99 %v over %d queries", f.PromptP50, f.PromptP99, len(lat))
 
 	const writes = 300
 	t0 := time.Now()
@@ -186,6 +203,27 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 		cfg.logf("  `anamnesis search` p50 %v p95 %v; `anamnesis write` p50 %v", f.ProcSearchP50, f.ProcSearchP95, f.ProcWriteP50)
 	}
 	return f, nil
+}
+
+// promptQueries builds questions a user might ask about one note: a
+// frame of function words around three words taken from the note.
+func promptQueries(paths []string, n int) ([]string, error) {
+	frames := []string{"how do I %s the %s with %s", "what did we decide about %s and %s for the %s",
+		"why does %s fail when %s is %s", "remind me of the %s %s %s notes", "is there a way to %s a %s in %s"}
+	var out []string
+	for i := 0; i < n; i++ {
+		data, err := os.ReadFile(paths[(i*7919)%len(paths)])
+		if err != nil {
+			return nil, err
+		}
+		nt, err := note.Parse(data)
+		if err != nil {
+			return nil, err
+		}
+		w := strings.Fields(strings.NewReplacer(".", " ", "\n", " ").Replace(nt.Body))
+		out = append(out, fmt.Sprintf(frames[i%len(frames)], w[(i*31)%len(w)], w[(i*17+5)%len(w)], w[(i*13+9)%len(w)]))
+	}
+	return out, nil
 }
 
 func listPaths(root string) ([]string, error) {

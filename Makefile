@@ -1,0 +1,38 @@
+# anamnesis — cross-machine memory for Claude Code.
+# make install   build and install the CLI (go install ./cmd/anamnesis)
+# make test      gofmt + go vet + every unit and CLI test (what .ci/run runs)
+# make bench     speed figures on synthetic stores (SIZES=10000,100000)
+
+GO      ?= go
+BIN     ?= bin/anamnesis
+SIZES   ?= 10000,100000
+BENCHDIR ?= bench-out
+
+.PHONY: all build install test vet fmt-check bench bench-go clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/anamnesis
+
+install:
+	$(GO) install ./cmd/anamnesis
+	@echo "installed $$($(GO) env GOPATH)/bin/anamnesis"
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test: fmt-check vet
+	$(GO) test -count=1 ./...
+
+# Go micro-benchmarks (10,000-note store), then the figures the issues name.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 20x .
+	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR)
+
+clean:
+	rm -rf bin $(BENCHDIR)
