@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -38,6 +39,18 @@ type Index struct {
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
+
+	paths SearchPaths
+}
+
+// SearchPaths counts which strategy answered each search (see Search).
+type SearchPaths struct {
+	MaxScore, Floored, Full atomic.Int64
+}
+
+// Paths reports how searches on this index were answered so far.
+func (ix *Index) Paths() (maxScore, floored, full int64) {
+	return ix.paths.MaxScore.Load(), ix.paths.Floored.Load(), ix.paths.Full.Load()
 }
 
 // Open opens or creates the index at path. needsRebuild reports that the

@@ -116,25 +116,30 @@ func TestPrunedSearchEqualsSeed(t *testing.T) {
 				t.Errorf("query %q: score %v vs seed %v", q, got[j].Score, want[j].Score)
 			}
 		}
-		if kept, dropped, _ := splitForTest(ix, q); dropped > 0 && len(kept) > 0 {
+		if p, _ := planForTest(ix, q); p.dropped > 0 && len(p.kept) > 0 {
 			pruned++
 		}
 	}
 	if differ > 0 {
 		t.Fatalf("%d of %d queries differ from the seed", differ, queries)
 	}
+	ms, fl, full := ix.Paths()
+	t.Logf("answered by maxscore %d, floored %d, full query %d", ms, fl, full)
+	if ms < int64(queries)/10 || full == 0 {
+		t.Errorf("paths maxscore %d, floored %d, full %d: the test must exercise pruning and fallback", ms, fl, full)
+	}
 	if pruned < queries/4 {
 		t.Errorf("pruning applied to only %d of %d queries: the test does not exercise it", pruned, queries)
 	}
 }
 
-func splitForTest(ix *Index, q string) ([]string, int, error) {
+func planForTest(ix *Index, q string) (queryPlan, error) {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, 0, err
+		return queryPlan{}, err
 	}
 	defer tx.Rollback()
-	return ix.splitCommon(ctx, tx, wordRe.FindAllString(q, -1))
+	return ix.plan(ctx, tx, wordRe.FindAllString(q, -1))
 }
 
 func TestDocFrequencyIsALowerBoundOfFTS(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -67,14 +68,21 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 // superseded by another note are left out. Text without any word
 // character returns no hits without touching the database.
 //
-// The ranking is the seed's, exactly; only the work differs. Words found
-// in at least half the notes are left out of the candidate query (see
-// terms.go), because FTS5 scores them at most bm25Floor each. The
-// candidates' order is then exact unless two of them score within that
-// margin of each other, or fewer than k+1 notes match the remaining words;
-// in those cases the full query runs as the seed wrote it. Score is -bm25
-// over the words that were kept, so it can differ from the full query's
-// figure by less than bm25Floor per word dropped.
+// The ranking is the seed's, exactly; only the work differs, because
+// FTS5 scoring every note that shares a word with the query costs about
+// 2.5 µs a note. Two prunings, each used only when it provably returns
+// the seed's result, and the seed's full query otherwise:
+//
+//   - Words in at least half the notes are not scored: FTS5 floors their
+//     IDF at 1e-6, so together they move a score by at most
+//     bm25Floor per word (terms.go explains how that is known).
+//   - MaxScore: the notes containing the rarest words are scored exactly;
+//     a note containing none of them scores at most the sum of the other
+//     words' upper bounds (IDF times k1+1). When the k-th candidate beats
+//     that bound, no other note can enter the top k.
+//
+// Score is -bm25 over the words that were scored, so it can differ from
+// the full query's figure by less than bm25Floor per common word.
 func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
 	toks := wordRe.FindAllString(text, MaxQueryTokens)
 	if len(toks) == 0 {
@@ -92,26 +100,17 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, erro
 		return nil, ix.wrap("search", err)
 	}
 	defer tx.Rollback()
-	kept, dropped, err := ix.splitCommon(ctx, tx, toks)
+	p, err := ix.plan(ctx, tx, toks)
 	if err != nil {
 		return nil, err
 	}
-	var rowids []int64
-	var scores []float64
-	if dropped > 0 && len(kept) > 0 {
-		rowids, scores, err = ix.rank(ctx, tx, quoteOr(kept), f, k+1)
-		if err != nil {
-			return nil, err
-		}
-		margin := float64(dropped) * bm25Floor
-		if !separated(scores, k, margin) {
-			rowids = nil
-		} else if len(rowids) > k {
-			rowids, scores = rowids[:k], scores[:k]
-		}
+	rowids, scores, err := ix.pruned(ctx, tx, p, f, k)
+	if err != nil {
+		return nil, err
 	}
 	if rowids == nil {
-		if rowids, scores, err = ix.rank(ctx, tx, quoteOr(toks), f, k); err != nil {
+		ix.paths.Full.Add(1)
+		if rowids, scores, err = ix.rank(ctx, tx, quoteOr(toks), "", f, k); err != nil {
 			return nil, err
 		}
 	}
@@ -129,55 +128,148 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, erro
 	return hits, nil
 }
 
-// separated reports whether the pruned ranking is provably the full one:
-// more than k candidates, each of the first k+1 apart from the next by
-// more than margin, and the k-th scoring above what words alone under
-// the floor could give a note.
-func separated(scores []float64, k int, margin float64) bool {
-	if len(scores) <= k {
-		return false
+// Candidate budgets for MaxScore rounds, in notes (by our lower-bound
+// counts): scoring a note costs about 2.5 µs.
+var maxScoreBudgets = []int64{200, 1500}
+
+// pruned returns the seed's top k without scoring every matching note,
+// or nil when no pruning can be proven exact for this query.
+func (ix *Index) pruned(ctx context.Context, tx *sql.Tx, p queryPlan, f Filter, k int) ([]int64, []float64, error) {
+	if len(p.kept) == 0 {
+		return nil, nil, nil
 	}
-	for i := 0; i < k; i++ {
-		if scores[i]-scores[i+1] <= margin {
-			return false
+	margin := float64(p.dropped) * bm25Floor
+	kept := make([]string, len(p.kept))
+	for i, w := range p.kept {
+		kept[i] = w.tok
+	}
+	all := quoteOr(kept)
+	// p.kept is sorted by upper bound, highest (rarest) first.
+	tried := 0
+	for _, budget := range maxScoreBudgets {
+		j, total := 0, int64(0)
+		for j < len(p.kept) && (j == 0 || total+p.kept[j].df <= budget) {
+			total += p.kept[j].df
+			j++
+		}
+		if j == len(p.kept) || j <= tried {
+			break // every word essential: that is the next strategy
+		}
+		tried = j
+		var rest float64
+		for _, w := range p.kept[j:] {
+			rest += w.ub
+		}
+		ess := make([]string, j)
+		for i := range ess {
+			ess[i] = p.kept[i].tok
+		}
+		rowids, scores, err := ix.rank(ctx, tx, all, quoteOr(ess), f, k+1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if provenTop(scores, k, margin, rest) {
+			ix.paths.MaxScore.Add(1)
+			return trim(rowids, scores, k)
 		}
 	}
-	return scores[k-1] > margin
+	if p.dropped > 0 {
+		rowids, scores, err := ix.rank(ctx, tx, all, "", f, k+1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if provenTop(scores, k, margin, 0) {
+			ix.paths.Floored.Add(1)
+			return trim(rowids, scores, k)
+		}
+	}
+	return nil, nil, nil
 }
 
-// splitCommon sorts query tokens into those to keep and counts those
-// present in at least half the notes (provably floored by bm25).
-func (ix *Index) splitCommon(ctx context.Context, tx *sql.Tx, toks []string) (kept []string, dropped int, err error) {
+func trim(rowids []int64, scores []float64, k int) ([]int64, []float64, error) {
+	if len(rowids) > k {
+		rowids, scores = rowids[:k], scores[:k]
+	}
+	return rowids, scores, nil
+}
+
+// provenTop reports whether the first k of candidate scores (best first,
+// up to k+1 given) are the full ranking's top k, in order, when every
+// candidate's true score lies in [s, s+margin) and every note outside the
+// candidates scores below outside+margin. margin is zero when no word was
+// left unscored: ties among candidates then order as in the seed's query.
+func provenTop(scores []float64, k int, margin, outside float64) bool {
+	if len(scores) < k {
+		return false
+	}
+	const slack = 1e-9 // float rounding in FTS5's sum
+	if margin > 0 {
+		for i := 0; i+1 < len(scores); i++ {
+			if scores[i]-scores[i+1] <= margin+slack {
+				return false
+			}
+		}
+	}
+	return scores[k-1] > outside+margin+slack
+}
+
+type plannedWord struct {
+	tok string
+	df  int64   // notes containing it, a lower bound (0 when not countable)
+	ub  float64 // upper bound of what its phrase adds to any score
+}
+
+type queryPlan struct {
+	kept    []plannedWord // sorted by ub, highest first
+	dropped int           // phrases left out as provably floored
+}
+
+// plan sorts query tokens into words to score (with upper bounds) and
+// words present in at least half the notes, which FTS5 floors.
+func (ix *Index) plan(ctx context.Context, tx *sql.Tx, toks []string) (queryPlan, error) {
+	var p queryPlan
 	var n int64
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
-		return nil, 0, ix.wrap("search", err)
+		return p, ix.wrap("search", err)
 	}
 	st, err := ix.stmt(ctx, `SELECT df FROM index_terms WHERE term = ?`)
 	if err != nil {
-		return nil, 0, ix.wrap("search", err)
+		return p, ix.wrap("search", err)
 	}
 	st = tx.StmtContext(ctx, st)
 	df := map[string]int64{}
 	for _, t := range toks {
-		key, ok := countableToken(t)
-		if !ok {
-			kept = append(kept, t)
-			continue
-		}
-		c, seen := df[key]
-		if !seen {
-			if err := st.QueryRowContext(ctx, key).Scan(&c); err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return nil, 0, ix.wrap("search", err)
+		var c int64
+		if key, ok := countableToken(t); ok {
+			var seen bool
+			if c, seen = df[key]; !seen {
+				if err := st.QueryRowContext(ctx, key).Scan(&c); err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return p, ix.wrap("search", err)
+				}
+				df[key] = c
 			}
-			df[key] = c
 		}
 		if n > 0 && 2*c >= n {
-			dropped++
-		} else {
-			kept = append(kept, t)
+			p.dropped++
+			continue
 		}
+		p.kept = append(p.kept, plannedWord{tok: t, df: c, ub: phraseBound(n, c)})
 	}
-	return kept, dropped, nil
+	sort.SliceStable(p.kept, func(i, j int) bool { return p.kept[i].ub > p.kept[j].ub })
+	return p, nil
+}
+
+// phraseBound is an upper bound of one phrase's bm25 term: FTS5 adds
+// idf*f*(k1+1)/(f+k1*(1-b+b*len/avglen)) < idf*(k1+1), and idf falls as
+// the phrase's note count grows, so a lower-bound count gives an upper
+// bound. Inflated slightly against rounding.
+func phraseBound(n, df int64) float64 {
+	const k1 = 1.2
+	idf := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
+	if idf <= 0 {
+		idf = 1e-6
+	}
+	return idf * (k1 + 1) * (1 + 1e-9)
 }
 
 func quoteOr(toks []string) string {
@@ -194,9 +286,17 @@ func quoteOr(toks []string) string {
 }
 
 // rank runs the seed's ranking query for a MATCH expression and returns
-// up to limit rowids with their scores (-bm25, higher is better).
-func (ix *Index) rank(ctx context.Context, tx *sql.Tx, expr string, f Filter, limit int) ([]int64, []float64, error) {
-	clauses, args := f.where([]string{"memories_fts MATCH ?"}, []any{expr})
+// up to limit rowids with their scores (-bm25, higher is better). A
+// non-empty only restricts scoring to notes matching that expression; the
+// unary + keeps FTS5 from seeking each candidate separately, which would
+// recompute every phrase's IDF per note.
+func (ix *Index) rank(ctx context.Context, tx *sql.Tx, expr, only string, f Filter, limit int) ([]int64, []float64, error) {
+	clauses, args := []string{"memories_fts MATCH ?"}, []any{expr}
+	if only != "" {
+		clauses = append(clauses, "+f.rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?)")
+		args = append(args, only)
+	}
+	clauses, args = f.where(clauses, args)
 	clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
 	q := `SELECT m.rowid, bm25(memories_fts) AS s FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE ` +
 		strings.Join(clauses, " AND ") + ` ORDER BY s, m.updated_at DESC LIMIT ?`
@@ -241,7 +341,7 @@ func (ix *Index) SeedSearch(ctx context.Context, text string, f Filter) ([]Hit, 
 		return nil, ix.wrap("search", err)
 	}
 	defer tx.Rollback()
-	rowids, scores, err := ix.rank(ctx, tx, quoteOr(toks), f, k)
+	rowids, scores, err := ix.rank(ctx, tx, quoteOr(toks), "", f, k)
 	if err != nil {
 		return nil, err
 	}
