@@ -38,7 +38,7 @@ func Doctor(ctx context.Context, s *Store) []Check {
 		out = append(out, Check{Name: "index", State: CheckProblem, Detail: err.Error(),
 			Fix: "delete " + filepath.Join(s.home, IndexFile) + " and run `anamnesis reindex --full`"})
 	default:
-		var added, changed, gone int
+		var changed, gone int
 		for _, ch := range changes {
 			switch {
 			case ch.Delete:
@@ -53,7 +53,7 @@ func Doctor(ctx context.Context, s *Store) []Check {
 			out = append(out, Check{Name: "index", State: CheckOK, Detail: fmt.Sprintf("agrees with the note files (%d notes)", st.Total)})
 		} else {
 			out = append(out, Check{Name: "index", State: CheckWarn,
-				Detail: fmt.Sprintf("%d note files changed since the last reindex (%d new or edited, %d removed)", n, changed+added, gone),
+				Detail: fmt.Sprintf("%d note files changed since the last reindex (%d new or edited, %d removed)", n, changed, gone),
 				Fix:    "run `anamnesis reindex`"})
 		}
 	}
