@@ -522,3 +522,36 @@ func (ix *Index) SupersededIDs(ctx context.Context) ([]string, error) {
 	sort.Strings(out)
 	return out, rows.Err()
 }
+
+// RarestWords returns up to n of words with the fewest notes containing
+// them (by index_terms; uncounted words are skipped). Benchmarks use it to
+// build queries about one note.
+func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]string, error) {
+	type wc struct {
+		w  string
+		df int64
+	}
+	var cs []wc
+	seen := map[string]bool{}
+	for _, w := range words {
+		key, ok := countableToken(w)
+		if !ok || seen[key] {
+			continue
+		}
+		seen[key] = true
+		var c int64
+		err := ix.db.QueryRowContext(ctx, `SELECT df FROM index_terms WHERE term = ?`, key).Scan(&c)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, ix.wrap("read", err)
+		}
+		if c > 0 {
+			cs = append(cs, wc{key, c})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].df < cs[j].df || cs[i].df == cs[j].df && cs[i].w < cs[j].w })
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].w)
+	}
+	return out, nil
+}

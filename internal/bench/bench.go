@@ -38,6 +38,9 @@ type Figures struct {
 	SearchP99       time.Duration
 	PromptP50       time.Duration // prompt-like queries about one note
 	PromptP99       time.Duration
+	RareP50         time.Duration // prompts naming a note's distinctive words
+	RareP99         time.Duration
+	Paths           string // how searches were answered (maxscore/floored/full)
 	ProcSearchP50   time.Duration
 	ProcSearchP95   time.Duration
 	WritesPerSecond float64
@@ -170,6 +173,23 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 	f.PromptP50, f.PromptP99 = pct(lat, 50), pct(lat, 99)
 	cfg.logf("  search (prompts) p50 %v p99 %v over %d queries", f.PromptP50, f.PromptP99, len(lat))
 
+	rare, err := distinctiveQueries(ctx, s, paths, cfg.Queries)
+	if err != nil {
+		return f, err
+	}
+	lat = lat[:0]
+	for _, q := range rare {
+		t0 := time.Now()
+		if _, err := s.Search(ctx, q, index.Filter{}); err != nil {
+			return f, err
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	f.RareP50, f.RareP99 = pct(lat, 50), pct(lat, 99)
+	ms, fl, full := s.Index().Paths()
+	f.Paths = fmt.Sprintf("%d/%d/%d", ms, fl, full)
+	cfg.logf("  search (distinctive words) p50 %v p99 %v; answered maxscore/floored/full %s", f.RareP50, f.RareP99, f.Paths)
+
 	const writes = 300
 	t0 := time.Now()
 	for i := 0; i < writes; i++ {
@@ -222,6 +242,35 @@ func promptQueries(paths []string, n int) ([]string, error) {
 		}
 		w := strings.Fields(strings.NewReplacer(".", " ", "\n", " ").Replace(nt.Body))
 		out = append(out, fmt.Sprintf(frames[i%len(frames)], w[(i*31)%len(w)], w[(i*17+5)%len(w)], w[(i*13+9)%len(w)]))
+	}
+	return out, nil
+}
+
+// distinctiveQueries frame the two rarest words of a note (fewest notes
+// containing them, by the index's own counts) with one common body word:
+// a user asking about something specific they told Claude before.
+func distinctiveQueries(ctx context.Context, s *anamnesis.Store, paths []string, n int) ([]string, error) {
+	frames := []string{"how do I %s the %s with %s", "what did we decide about %s and %s for the %s",
+		"why does %s fail when %s is %s", "remind me of the %s %s %s notes", "is there a way to %s a %s in %s"}
+	var out []string
+	for i := 0; i < n; i++ {
+		data, err := os.ReadFile(paths[(i*7919+13)%len(paths)])
+		if err != nil {
+			return nil, err
+		}
+		nt, err := note.Parse(data)
+		if err != nil {
+			return nil, err
+		}
+		w := strings.Fields(strings.NewReplacer(".", " ", "\n", " ").Replace(strings.ToLower(nt.Body)))
+		rare, err := s.Index().RarestWords(ctx, w, 2)
+		if err != nil {
+			return nil, err
+		}
+		for len(rare) < 2 {
+			rare = append(rare, w[0])
+		}
+		out = append(out, fmt.Sprintf(frames[i%len(frames)], rare[0], w[(i*17+5)%len(w)], rare[1]))
 	}
 	return out, nil
 }
