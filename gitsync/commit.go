@@ -1,0 +1,343 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// Temporary files of in-flight atomic writes; never committed.
+func isTempName(name string) bool {
+	return strings.HasPrefix(name, ".tmp-anamnesis-") || strings.HasSuffix(name, ".anamnesis-tmp")
+}
+
+// loadIndex reads .git/index. A missing index is empty; one go-git cannot
+// decode (an extension the git CLI wrote) is rebuilt from HEAD's tree,
+// which only costs rehashing every file once.
+func (g *Repo) loadIndex() (*index.Index, error) {
+	idx, err := g.r.Storer.Index()
+	if err == nil {
+		return idx, nil
+	}
+	head, herr := g.Head()
+	if herr != nil {
+		return nil, herr
+	}
+	tree, terr := g.commitTree(head)
+	if terr != nil {
+		return nil, terr
+	}
+	files, ferr := g.flatten(tree)
+	if ferr != nil {
+		return nil, fmt.Errorf("read git index (%v) and rebuild it: %w", err, ferr)
+	}
+	idx = &index.Index{Version: 2}
+	for p, e := range files {
+		ie := idx.Add(p)
+		ie.Hash, ie.Mode = e.Hash, e.Mode
+	}
+	return idx, nil
+}
+
+// saveIndex writes .git/index through a temporary file and a rename, so a
+// crash never leaves a torn index (go-git's own SetIndex writes in place).
+func (g *Repo) saveIndex(idx *index.Index) error {
+	sort.Slice(idx.Entries, func(i, j int) bool {
+		if idx.Entries[i].Name != idx.Entries[j].Name {
+			return idx.Entries[i].Name < idx.Entries[j].Name
+		}
+		return idx.Entries[i].Stage < idx.Entries[j].Stage
+	})
+	if idx.Version == 0 {
+		idx.Version = 2
+	}
+	p := filepath.Join(g.gitDir, "index")
+	f, err := os.CreateTemp(g.gitDir, "index.anamnesis-tmp-*")
+	if err != nil {
+		return fmt.Errorf("write git index: %w", err)
+	}
+	tmp := f.Name()
+	if err := index.NewEncoder(f).Encode(idx); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("encode git index: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("sync git index: %w", err)
+	}
+	f.Close()
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("replace git index: %w", err)
+	}
+	return nil
+}
+
+// worktreeFile is the state of one file on disk.
+type worktreeFile struct {
+	mode  filemode.FileMode
+	size  int64
+	mtime time.Time
+}
+
+func statFile(p string) (worktreeFile, []byte, error) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return worktreeFile{}, nil, err
+	}
+	wf := worktreeFile{mode: filemode.Regular, size: fi.Size(), mtime: fi.ModTime()}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return wf, nil, err
+		}
+		wf.mode = filemode.Symlink
+		return wf, []byte(target), nil
+	case fi.Mode()&0o111 != 0:
+		wf.mode = filemode.Executable
+	case !fi.Mode().IsRegular():
+		return wf, nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	return wf, nil, nil
+}
+
+// stage brings idx entries for the given paths in line with the worktree:
+// changed content is written as blobs, missing files are removed, and
+// unchanged files only get their stat data refreshed. It reports whether
+// any entry's content changed.
+func (g *Repo) stage(idx *index.Index, paths []string, known map[string]*index.Entry) (bool, error) {
+	racyBefore := time.Now().Add(-2 * time.Second)
+	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
+		racyBefore = fi.ModTime()
+	}
+	changed := false
+	for _, rel := range paths {
+		e := known[rel]
+		abs := filepath.Join(g.dir, filepath.FromSlash(rel))
+		wf, link, err := statFile(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			if e != nil {
+				idx.Remove(rel)
+				delete(known, rel)
+				changed = true
+			}
+			continue
+		}
+		if err != nil {
+			return changed, fmt.Errorf("stat %s: %w", abs, err)
+		}
+		// Same size and mtime as indexed, and not modified in the same
+		// instant the index was written ("racily clean"): unchanged.
+		if e != nil && e.Stage == 0 && e.Mode == wf.mode && int64(e.Size) == wf.size &&
+			e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
+			continue
+		}
+		data := link
+		if wf.mode != filemode.Symlink {
+			if data, err = os.ReadFile(abs); err != nil {
+				return changed, fmt.Errorf("read %s: %w", abs, err)
+			}
+		}
+		h := blobHash(data)
+		if e == nil || e.Hash != h || e.Mode != wf.mode || e.Stage != 0 {
+			if _, err := g.writeBlob(data); err != nil {
+				return changed, err
+			}
+			changed = true
+		}
+		if e == nil || e.Stage != 0 {
+			for {
+				if _, err := idx.Remove(rel); err != nil {
+					break // also drops conflict stages a git CLI merge left
+				}
+			}
+			e = idx.Add(rel)
+			known[rel] = e
+		}
+		e.Hash, e.Mode, e.Size, e.ModifiedAt = h, wf.mode, uint32(wf.size), wf.mtime
+	}
+	return changed, nil
+}
+
+// worktreePaths lists every file under the worktree except .git and
+// in-flight temporary files.
+func (g *Repo) worktreePaths() ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(g.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() {
+			if p != g.dir && d.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if isTempName(d.Name()) {
+			return nil
+		}
+		rel, err := filepath.Rel(g.dir, p)
+		if err != nil {
+			return err
+		}
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk %s: %w", g.dir, err)
+	}
+	return out, nil
+}
+
+func entryMap(idx *index.Index) map[string]*index.Entry {
+	m := make(map[string]*index.Entry, len(idx.Entries))
+	for _, e := range idx.Entries {
+		if cur, ok := m[e.Name]; !ok || e.Stage < cur.Stage {
+			m[e.Name] = e
+		}
+	}
+	return m
+}
+
+// CommitAll commits every change in the worktree (new, edited and deleted
+// files), as `git add -A && git commit` would. It returns the new head and
+// whether a commit was made. The caller holds the lock.
+func (g *Repo) CommitAll() (plumbing.Hash, bool, error) {
+	idx, err := g.loadIndex()
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	known := entryMap(idx)
+	paths, err := g.worktreePaths()
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	seen := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for p := range known {
+		if !seen[p] {
+			paths = append(paths, p) // indexed but gone: stage the deletion
+		}
+	}
+	return g.commit(idx, known, paths)
+}
+
+// CommitPaths commits the current content of the given worktree paths
+// (relative, forward slashes) without scanning anything else: the fast
+// path after writing one note. The caller holds the lock.
+func (g *Repo) CommitPaths(paths []string) (plumbing.Hash, bool, error) {
+	idx, err := g.loadIndex()
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return g.commit(idx, entryMap(idx), paths)
+}
+
+func (g *Repo) commit(idx *index.Index, known map[string]*index.Entry, paths []string) (plumbing.Hash, bool, error) {
+	if _, err := g.stage(idx, paths, known); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	files := make(map[string]entry, len(known))
+	for p, e := range known {
+		files[p] = entry{Mode: e.Mode, Hash: e.Hash}
+	}
+	tree, err := g.buildTree(files)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	head, err := g.Head()
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	headTree, err := g.commitTree(head)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if tree == headTree || (head.IsZero() && len(files) == 0) {
+		return head, false, g.saveIndex(idx) // stat data may have been refreshed
+	}
+	var parents []plumbing.Hash
+	if !head.IsZero() {
+		parents = []plumbing.Hash{head}
+	}
+	c, err := g.writeCommit(tree, parents, g.commitMessage())
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if err := g.moveBranch(head, c); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if err := g.saveIndex(idx); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return c, true, nil
+}
+
+// Dirty reports whether the worktree differs from HEAD (cheaply: by stat
+// against the index, hashing only files whose stat changed).
+func (g *Repo) Dirty() (bool, error) {
+	idx, err := g.loadIndex()
+	if err != nil {
+		return false, err
+	}
+	known := entryMap(idx)
+	paths, err := g.worktreePaths()
+	if err != nil {
+		return false, err
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for p := range known {
+		if !seen[p] {
+			return true, nil
+		}
+	}
+	changed, err := g.stage(idx, paths, known)
+	if err != nil || changed {
+		return changed, err
+	}
+	files := make(map[string]entry, len(known))
+	for p, e := range known {
+		files[p] = entry{Mode: e.Mode, Hash: e.Hash}
+	}
+	head, err := g.Head()
+	if err != nil {
+		return false, err
+	}
+	headTree, err := g.commitTree(head)
+	if err != nil {
+		return false, err
+	}
+	headFiles, err := g.flatten(headTree)
+	if err != nil {
+		return false, err
+	}
+	if len(headFiles) != len(files) {
+		return true, nil
+	}
+	for p, e := range files {
+		if headFiles[p] != e {
+			return true, nil
+		}
+	}
+	return false, nil
+}

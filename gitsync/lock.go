@@ -1,0 +1,99 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// ErrBusy means another process held the repository lock for longer than
+// the caller was willing to wait.
+var ErrBusy = errors.New("another anamnesis sync or write is using memory/ (lock held)")
+
+// Lock is an exclusive advisory lock on the repository. It is an flock, so
+// the kernel releases it when the holder exits, even by SIGKILL: there is
+// never a stale lock to clean up by hand.
+type Lock struct {
+	f *os.File
+}
+
+// LockPath is the lock file inside a repository's .git directory.
+func LockPath(gitDir string) string { return filepath.Join(gitDir, "anamnesis.lock") }
+
+// Acquire takes the lock, polling until wait has passed or ctx ends.
+func Acquire(ctx context.Context, gitDir string, wait time.Duration) (*Lock, error) {
+	p := LockPath(gitDir)
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock %s: %w", p, err)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			// Record the holder for `anamnesis doctor`; informational only.
+			f.Truncate(0)
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			return &Lock{f: f}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", p, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s", ErrBusy, p)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+// Release drops the lock.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// Holder reports the pid written by the current or last holder and
+// whether the lock is held right now.
+func Holder(gitDir string) (pid int, held bool, err error) {
+	p := LockPath(gitDir)
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("open lock %s: %w", p, err)
+	}
+	defer f.Close()
+	buf := make([]byte, 32)
+	n, _ := f.ReadAt(buf, 0)
+	pid, _ = strconv.Atoi(string(trimSpace(buf[:n])))
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return pid, true, nil
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return pid, false, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ' || b[len(b)-1] == 0) {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,361 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrDirtyPath means a file the merge must update was changed on disk
+// after the sync committed it (a note edited mid-sync). Nothing was
+// touched; the next sync commits the edit and merges again.
+var ErrDirtyPath = errors.New("a note changed on disk during the sync")
+
+// MergeResult says what merging another head did.
+type MergeResult struct {
+	Old, New  plumbing.Hash // main before and after
+	UpToDate  bool          // theirs was already contained in ours
+	FastFwd   bool          // ours was contained in theirs
+	Merged    bool          // a merge commit with two parents was made
+	Changed   []string      // worktree paths written or removed
+	Conflicts []string      // conflict copies created
+}
+
+// change is one path's state after a commit relative to a base tree.
+type change struct {
+	deleted bool
+	e       entry
+}
+
+func diffTrees(from, to map[string]entry) map[string]change {
+	out := map[string]change{}
+	for p, e := range to {
+		if f, ok := from[p]; !ok || f != e {
+			out[p] = change{e: e}
+		}
+	}
+	for p := range from {
+		if _, ok := to[p]; !ok {
+			out[p] = change{deleted: true}
+		}
+	}
+	return out
+}
+
+// mergeBase picks the merge base deterministically: go-git returns all
+// best common ancestors (two in a criss-cross), in no promised order.
+func mergeBase(l, r *object.Commit) (plumbing.Hash, error) {
+	bases, err := l.MergeBase(r)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("find merge base of %s and %s: %w", l.Hash, r.Hash, err)
+	}
+	if len(bases) == 0 {
+		return plumbing.ZeroHash, nil // unrelated histories: merge from the empty tree
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i].Hash.String() < bases[j].Hash.String() })
+	return bases[0].Hash, nil
+}
+
+// Merge brings theirs into main: nothing when it is already contained, a
+// fast-forward when ours is contained in it, and otherwise a per-path
+// three-way merge committed with two parents. The worktree is updated for
+// the changed paths only. The caller holds the lock and has committed
+// local changes first.
+func (g *Repo) Merge(theirs plumbing.Hash) (MergeResult, error) {
+	res := MergeResult{}
+	head, err := g.Head()
+	if err != nil {
+		return res, err
+	}
+	res.Old, res.New = head, head
+	if theirs.IsZero() || theirs == head {
+		res.UpToDate = true
+		return res, nil
+	}
+	R, err := g.r.CommitObject(theirs)
+	if err != nil {
+		return res, fmt.Errorf("read commit %s: %w", theirs, err)
+	}
+	if head.IsZero() {
+		res.FastFwd = true
+		return g.finish(res, theirs)
+	}
+	L, err := g.r.CommitObject(head)
+	if err != nil {
+		return res, fmt.Errorf("read commit %s: %w", head, err)
+	}
+	if ok, err := R.IsAncestor(L); err != nil {
+		return res, fmt.Errorf("compare %s and %s: %w", head, theirs, err)
+	} else if ok {
+		res.UpToDate = true
+		return res, nil
+	}
+	if ok, err := L.IsAncestor(R); err != nil {
+		return res, fmt.Errorf("compare %s and %s: %w", head, theirs, err)
+	} else if ok {
+		res.FastFwd = true
+		return g.finish(res, theirs)
+	}
+	baseHash, err := mergeBase(L, R)
+	if err != nil {
+		return res, err
+	}
+	baseTree, err := g.commitTree(baseHash)
+	if err != nil {
+		return res, err
+	}
+	base, err := g.flatten(baseTree)
+	if err != nil {
+		return res, err
+	}
+	ours, err := g.flatten(L.TreeHash)
+	if err != nil {
+		return res, err
+	}
+	theirsFiles, err := g.flatten(R.TreeHash)
+	if err != nil {
+		return res, err
+	}
+	out, conflicts, err := g.mergeTrees(base, ours, theirsFiles)
+	if err != nil {
+		return res, err
+	}
+	tree, err := g.buildTree(out)
+	if err != nil {
+		return res, err
+	}
+	msg := fmt.Sprintf("anamnesis: merge %s into %s on %s\n", theirs.String()[:8], head.String()[:8], g.machine)
+	// Parents in a fixed order (ours first, as git does); the tree, not the
+	// commit, is what must agree between machines.
+	c, err := g.writeCommit(tree, []plumbing.Hash{head, theirs}, msg)
+	if err != nil {
+		return res, err
+	}
+	res.Merged, res.Conflicts = true, conflicts
+	return g.finish(res, c)
+}
+
+// mergeTrees applies the per-path policy: one-sided changes win, delete
+// against edit keeps the edit, two edits merge as notes.
+func (g *Repo) mergeTrees(base, ours, theirs map[string]entry) (map[string]entry, []string, error) {
+	out := make(map[string]entry, len(ours))
+	for p, e := range ours {
+		out[p] = e
+	}
+	chL, chR := diffTrees(base, ours), diffTrees(base, theirs)
+	paths := make([]string, 0, len(chR))
+	for p := range chR {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var conflicts []string
+	for _, p := range paths {
+		cr := chR[p]
+		cl, both := chL[p]
+		switch {
+		case !both:
+			if cr.deleted {
+				delete(out, p)
+			} else {
+				out[p] = cr.e
+			}
+		case cl.deleted && cr.deleted, !cl.deleted && !cr.deleted && cl.e == cr.e:
+			// same result on both sides
+		case cl.deleted:
+			out[p] = cr.e // deleted here, edited there: keep the edit
+		case cr.deleted:
+			// edited here, deleted there: keep ours (already in out)
+		default:
+			var baseData []byte
+			if be, ok := base[p]; ok {
+				var err error
+				if baseData, err = g.readBlob(be.Hash); err != nil {
+					return nil, nil, err
+				}
+			}
+			a, err := g.readBlob(cl.e.Hash)
+			if err != nil {
+				return nil, nil, err
+			}
+			b, err := g.readBlob(cr.e.Hash)
+			if err != nil {
+				return nil, nil, err
+			}
+			m := mergeNote(p, baseData, a, b)
+			h, err := g.writeBlob(m.merged)
+			if err != nil {
+				return nil, nil, err
+			}
+			mode := cl.e.Mode
+			if cr.e.Mode != mode && cr.e.Mode.String() > mode.String() {
+				mode = cr.e.Mode
+			}
+			out[p] = entry{Mode: mode, Hash: h}
+			if m.copyPath != "" {
+				ch, err := g.writeBlob(m.copyData)
+				if err != nil {
+					return nil, nil, err
+				}
+				out[m.copyPath] = entry{Mode: filemode.Regular, Hash: ch}
+				conflicts = append(conflicts, m.copyPath)
+			}
+		}
+	}
+	return out, conflicts, nil
+}
+
+// finish moves the worktree, the index and main from res.Old to target.
+func (g *Repo) finish(res MergeResult, target plumbing.Hash) (MergeResult, error) {
+	changed, err := g.checkout(res.Old, target)
+	if err != nil {
+		return res, err
+	}
+	res.New, res.Changed = target, changed
+	return res, nil
+}
+
+// checkout updates only the paths that differ between the commits from
+// and to. It first verifies that each of them is on disk exactly as in
+// from (or absent if from lacks it) and refuses with ErrDirtyPath
+// otherwise, so a note edited after the sync's commit, or an untracked
+// file where an incoming note goes, is never overwritten. Then files are
+// written (temp + rename), the index updated, and main moved with a
+// compare-and-swap. A crash in between leaves files that equal the merge
+// result uncommitted, which the next sync commits: no silent revert.
+func (g *Repo) checkout(from, to plumbing.Hash) ([]string, error) {
+	fromTree, err := g.commitTree(from)
+	if err != nil {
+		return nil, err
+	}
+	toTree, err := g.commitTree(to)
+	if err != nil {
+		return nil, err
+	}
+	ff, err := g.flatten(fromTree)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := g.flatten(toTree)
+	if err != nil {
+		return nil, err
+	}
+	chs := diffTrees(ff, tf)
+	paths := make([]string, 0, len(chs))
+	for p := range chs {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		abs := filepath.Join(g.dir, filepath.FromSlash(p))
+		want, tracked := ff[p]
+		_, data, statErr := statFile(abs)
+		if errors.Is(statErr, os.ErrNotExist) {
+			if tracked {
+				continue // deleted locally after the commit: the merge may restore it
+			}
+			continue
+		}
+		if statErr != nil {
+			return nil, fmt.Errorf("%w: %s (%v)", ErrDirtyPath, p, statErr)
+		}
+		if data == nil {
+			if data, err = os.ReadFile(abs); err != nil {
+				return nil, fmt.Errorf("read %s: %w", abs, err)
+			}
+		}
+		if !tracked || blobHash(data) != want.Hash {
+			return nil, fmt.Errorf("%w: %s", ErrDirtyPath, p)
+		}
+	}
+	for _, p := range paths {
+		abs := filepath.Join(g.dir, filepath.FromSlash(p))
+		c := chs[p]
+		if c.deleted {
+			if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("remove %s: %w", abs, err)
+			}
+			continue
+		}
+		data, err := g.readBlob(c.e.Hash)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeWorktreeFile(abs, data, c.e.Mode); err != nil {
+			return nil, err
+		}
+	}
+	idx, err := g.loadIndex()
+	if err != nil {
+		return nil, err
+	}
+	known := entryMap(idx)
+	for _, p := range paths {
+		for {
+			if _, err := idx.Remove(p); err != nil {
+				break
+			}
+		}
+		delete(known, p)
+		c := chs[p]
+		if c.deleted {
+			continue
+		}
+		e := idx.Add(p)
+		e.Hash, e.Mode = c.e.Hash, c.e.Mode
+		if wf, _, err := statFile(filepath.Join(g.dir, filepath.FromSlash(p))); err == nil {
+			e.Size, e.ModifiedAt = uint32(wf.size), wf.mtime
+		}
+	}
+	if err := g.moveBranch(from, to); err != nil {
+		return nil, err
+	}
+	if err := g.saveIndex(idx); err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(abs), err)
+	}
+	tmp := abs + ".anamnesis-tmp"
+	os.Remove(tmp)
+	if mode == filemode.Symlink {
+		if err := os.Symlink(string(data), tmp); err != nil {
+			return fmt.Errorf("write %s: %w", abs, err)
+		}
+	} else {
+		perm := os.FileMode(0o644)
+		if mode == filemode.Executable {
+			perm = 0o755
+		}
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", abs, err)
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return fmt.Errorf("write %s: %w", abs, err)
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return fmt.Errorf("sync %s: %w", abs, err)
+		}
+		f.Close()
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename into %s: %w", abs, err)
+	}
+	return nil
+}
+

@@ -1,0 +1,297 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Branch and remote names, as the Python tool uses them.
+const (
+	Branch     = "main"
+	RemoteName = "origin"
+)
+
+var branchRef = plumbing.NewBranchReferenceName(Branch)
+
+// Repo is memory/ as a git repository.
+type Repo struct {
+	dir     string // worktree root
+	gitDir  string
+	r       *git.Repository
+	machine string
+	now     func() time.Time
+}
+
+// Open opens the repository at dir, initializing it (branch main) on first
+// use. machine names this machine in commit identities.
+func Open(dir, machine string, now func() time.Time) (*Repo, error) {
+	if now == nil {
+		now = time.Now
+	}
+	gitDir := filepath.Join(dir, ".git")
+	var r *git.Repository
+	var err error
+	if _, statErr := os.Stat(gitDir); statErr == nil {
+		r, err = git.PlainOpen(dir)
+		if err != nil {
+			return nil, fmt.Errorf("open git repository %s: %w", dir, err)
+		}
+	} else {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+		r, err = git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: branchRef}})
+		if err != nil {
+			return nil, fmt.Errorf("init git repository %s: %w", dir, err)
+		}
+	}
+	return &Repo{dir: dir, gitDir: gitDir, r: r, machine: machine, now: now}, nil
+}
+
+// Dir is the worktree root.
+func (g *Repo) Dir() string { return g.dir }
+
+// GitDir is the .git directory.
+func (g *Repo) GitDir() string { return g.gitDir }
+
+// Git exposes the underlying go-git repository to tests and reports.
+func (g *Repo) Git() *git.Repository { return g.r }
+
+func (g *Repo) signature() object.Signature {
+	return object.Signature{Name: "anamnesis", Email: "anamnesis@" + g.machine, When: g.now().UTC().Truncate(time.Second)}
+}
+
+// commitMessage is the subject the Python tool writes; its dashboard
+// parses it, so keep it.
+func (g *Repo) commitMessage() string {
+	return fmt.Sprintf("anamnesis: sync from %s at %s\n", g.machine, g.now().UTC().Format("2006-01-02T15:04:05+00:00"))
+}
+
+// Head returns the commit main points at, or the zero hash before the
+// first commit.
+func (g *Repo) Head() (plumbing.Hash, error) {
+	ref, err := g.r.Reference(branchRef, true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", branchRef, err)
+	}
+	return ref.Hash(), nil
+}
+
+// SetRemote points origin at url, adding or changing it as needed; an
+// empty url removes it. Applied on every sync, so a remote added after a
+// local-only start, or a changed URL, just works.
+func (g *Repo) SetRemote(url string) error {
+	cfg, err := g.r.Config()
+	if err != nil {
+		return fmt.Errorf("read git config: %w", err)
+	}
+	cur, ok := cfg.Remotes[RemoteName]
+	if url == "" {
+		if !ok {
+			return nil
+		}
+		delete(cfg.Remotes, RemoteName)
+	} else {
+		if ok && len(cur.URLs) == 1 && cur.URLs[0] == url {
+			return nil
+		}
+		cfg.Remotes[RemoteName] = &config.RemoteConfig{
+			Name:  RemoteName,
+			URLs:  []string{url},
+			Fetch: []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/*")},
+		}
+	}
+	if err := g.r.SetConfig(cfg); err != nil {
+		return fmt.Errorf("write git config: %w", err)
+	}
+	return nil
+}
+
+// entry is one file of a tree.
+type entry struct {
+	Mode filemode.FileMode
+	Hash plumbing.Hash
+}
+
+// flatten lists every file of a tree by path. A zero hash is the empty tree.
+func (g *Repo) flatten(treeHash plumbing.Hash) (map[string]entry, error) {
+	out := map[string]entry{}
+	if treeHash.IsZero() {
+		return out, nil
+	}
+	t, err := g.r.TreeObject(treeHash)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s: %w", treeHash, err)
+	}
+	err = t.Files().ForEach(func(f *object.File) error {
+		out[f.Name] = entry{Mode: f.Mode, Hash: f.Hash}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk tree %s: %w", treeHash, err)
+	}
+	return out, nil
+}
+
+func (g *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
+	if h.IsZero() {
+		return plumbing.ZeroHash, nil
+	}
+	c, err := g.r.CommitObject(h)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
+	}
+	return c.TreeHash, nil
+}
+
+func (g *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
+	b, err := g.r.BlobObject(h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	defer rd.Close()
+	return io.ReadAll(rd)
+}
+
+func (g *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
+	obj := g.r.Storer.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, err := g.r.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write blob: %w", err)
+	}
+	return h, nil
+}
+
+// buildTree writes the nested tree objects for a flat path -> entry map
+// and returns the root tree hash. Entries are sorted the way git sorts
+// them (a directory compares as its name plus "/"), or git fsck complains.
+func (g *Repo) buildTree(files map[string]entry) (plumbing.Hash, error) {
+	type dir struct {
+		files map[string]entry
+		dirs  map[string]*dir
+	}
+	newDir := func() *dir { return &dir{files: map[string]entry{}, dirs: map[string]*dir{}} }
+	root := newDir()
+	for p, e := range files {
+		parts := strings.Split(p, "/")
+		d := root
+		for _, part := range parts[:len(parts)-1] {
+			sub, ok := d.dirs[part]
+			if !ok {
+				sub = newDir()
+				d.dirs[part] = sub
+			}
+			d = sub
+		}
+		d.files[parts[len(parts)-1]] = e
+	}
+	var write func(d *dir) (plumbing.Hash, error)
+	write = func(d *dir) (plumbing.Hash, error) {
+		var entries []object.TreeEntry
+		for name, e := range d.files {
+			entries = append(entries, object.TreeEntry{Name: name, Mode: e.Mode, Hash: e.Hash})
+		}
+		for name, sub := range d.dirs {
+			h, err := write(sub)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+		sort.Slice(entries, func(i, j int) bool { return gitSortKey(entries[i]) < gitSortKey(entries[j]) })
+		t := &object.Tree{Entries: entries}
+		obj := g.r.Storer.NewEncodedObject()
+		if err := t.Encode(obj); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+		}
+		h, err := g.r.Storer.SetEncodedObject(obj)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
+		}
+		return h, nil
+	}
+	return write(root)
+}
+
+func gitSortKey(e object.TreeEntry) string {
+	if e.Mode == filemode.Dir {
+		return e.Name + "/"
+	}
+	return e.Name
+}
+
+// writeCommit stores a commit object and returns its hash.
+func (g *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg string) (plumbing.Hash, error) {
+	sig := g.signature()
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
+	obj := g.r.Storer.NewEncodedObject()
+	if err := c.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode commit: %w", err)
+	}
+	h, err := g.r.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write commit: %w", err)
+	}
+	return h, nil
+}
+
+// moveBranch sets main from old to new, failing if someone else moved it.
+// HEAD is pointed at main too (a fresh repository or a hand checkout may
+// have left it elsewhere).
+func (g *Repo) moveBranch(old, new plumbing.Hash) error {
+	ref := plumbing.NewHashReference(branchRef, new)
+	var err error
+	if old.IsZero() {
+		cur, rerr := g.r.Storer.Reference(branchRef)
+		if rerr == nil && !cur.Hash().IsZero() {
+			return fmt.Errorf("branch %s moved during sync (now %s)", Branch, cur.Hash())
+		}
+		err = g.r.Storer.SetReference(ref)
+	} else {
+		err = g.r.Storer.CheckAndSetReference(ref, plumbing.NewHashReference(branchRef, old))
+	}
+	if err != nil {
+		return fmt.Errorf("move %s to %s: %w", Branch, new, err)
+	}
+	head := plumbing.NewSymbolicReference(plumbing.HEAD, branchRef)
+	if cur, err := g.r.Storer.Reference(plumbing.HEAD); err != nil || cur.Type() != plumbing.SymbolicReference || cur.Target() != branchRef {
+		if err := g.r.Storer.SetReference(head); err != nil {
+			return fmt.Errorf("point HEAD at %s: %w", Branch, err)
+		}
+	}
+	return nil
+}
+
+func blobHash(data []byte) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }
+

@@ -1,0 +1,234 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+)
+
+// Options tune one sync. Zero values take the defaults.
+type Options struct {
+	Remote     string        // URL or path of the remote; "" syncs nothing, commits only
+	Timeout    time.Duration // per fetch or push (default 60 s)
+	LockWait   time.Duration // how long to wait for another sync (default 30 s)
+	MaxRetries int           // fetch-merge-push rounds when a push is rejected (default 5)
+}
+
+func (o *Options) defaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.LockWait <= 0 {
+		o.LockWait = 30 * time.Second
+	}
+	if o.MaxRetries <= 0 {
+		o.MaxRetries = 5
+	}
+}
+
+// Report is what one sync did.
+type Report struct {
+	Committed      bool     `json:"committed"`
+	Fetched        bool     `json:"fetched"`
+	Merged         bool     `json:"merged"`
+	FastForward    bool     `json:"fast_forward"`
+	ConflictCopies []string `json:"conflict_copies"`
+	Pushed         bool     `json:"pushed"`
+	Old            string   `json:"old_head"`
+	Head           string   `json:"head"`
+	Remote         string   `json:"remote"`
+	Rounds         int      `json:"rounds"`
+}
+
+// Sync runs one cycle: lock, commit local changes, fetch main from the
+// remote, merge it, push, and retry from the fetch (a bounded number of
+// times) when someone else pushed first. Local notes are committed before
+// anything touches the network, so a failed fetch or push loses nothing.
+func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
+	opts.defaults()
+	rep := Report{Remote: opts.Remote, ConflictCopies: []string{}}
+	lock, err := Acquire(ctx, g.gitDir, opts.LockWait)
+	if err != nil {
+		return rep, err
+	}
+	defer lock.Release()
+
+	before, err := g.Head()
+	if err != nil {
+		return rep, err
+	}
+	rep.Old = before.String()
+	head, committed, err := g.CommitAll()
+	if err != nil {
+		return rep, fmt.Errorf("commit local notes: %w", err)
+	}
+	rep.Committed, rep.Head = committed, head.String()
+	if opts.Remote == "" {
+		return rep, nil
+	}
+	if err := g.SetRemote(opts.Remote); err != nil {
+		return rep, err
+	}
+	auth, err := authFor(opts.Remote)
+	if err != nil {
+		return rep, err
+	}
+	for round := 1; round <= opts.MaxRetries; round++ {
+		rep.Rounds = round
+		fetched, theirs, err := g.fetch(ctx, opts, auth)
+		if err != nil {
+			return rep, err
+		}
+		rep.Fetched = rep.Fetched || fetched
+		res, err := g.Merge(theirs)
+		if err != nil {
+			return rep, fmt.Errorf("merge %s: %w", RemoteName+"/"+Branch, err)
+		}
+		rep.Merged = rep.Merged || res.Merged
+		rep.FastForward = rep.FastForward || res.FastFwd
+		rep.ConflictCopies = append(rep.ConflictCopies, res.Conflicts...)
+		rep.Head = res.New.String()
+		if res.New.IsZero() || res.New == theirs {
+			return rep, nil // nothing of ours the remote lacks
+		}
+		pushed, retry, err := g.push(ctx, opts, auth)
+		if err != nil {
+			return rep, err
+		}
+		if pushed {
+			rep.Pushed = true
+			return rep, nil
+		}
+		if !retry {
+			return rep, nil
+		}
+	}
+	return rep, fmt.Errorf("push to %s: rejected %d times (others keep pushing); local notes are committed, run sync again", opts.Remote, opts.MaxRetries)
+}
+
+// fetch updates refs/remotes/origin/main and returns its hash (zero when
+// the remote is empty or has no main yet).
+func (g *Repo) fetch(ctx context.Context, opts Options, auth transport.AuthMethod) (bool, plumbing.Hash, error) {
+	fctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	remoteRef := plumbing.NewRemoteReferenceName(RemoteName, Branch)
+	err := bounded(fctx, func() error {
+		return g.r.FetchContext(fctx, &git.FetchOptions{
+			RemoteName: RemoteName,
+			RefSpecs:   []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + remoteRef.String())},
+			Auth:       auth,
+			Tags:       git.NoTags,
+		})
+	})
+	fetched := err == nil
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}),
+		strings.Contains(err.Error(), "couldn't find remote ref"):
+		return false, plumbing.ZeroHash, nil
+	case errors.Is(fctx.Err(), context.DeadlineExceeded):
+		return false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: no answer within %s; local notes are committed", opts.Remote, opts.Timeout)
+	default:
+		return false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: %w; local notes are committed", opts.Remote, err)
+	}
+	ref, err := g.r.Reference(remoteRef, true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return fetched, plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return fetched, plumbing.ZeroHash, fmt.Errorf("read %s: %w", remoteRef, err)
+	}
+	return fetched, ref.Hash(), nil
+}
+
+// push sends main. retry reports a rejection that another fetch and merge
+// can fix (someone pushed first).
+func (g *Repo) push(ctx context.Context, opts Options, auth transport.AuthMethod) (pushed, retry bool, err error) {
+	pctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	err = bounded(pctx, func() error {
+		return g.r.PushContext(pctx, &git.PushOptions{
+			RemoteName: RemoteName,
+			RefSpecs:   []config.RefSpec{config.RefSpec(branchRef.String() + ":" + branchRef.String())},
+			Auth:       auth,
+		})
+	})
+	switch {
+	case err == nil:
+		return true, false, nil
+	case errors.Is(err, git.NoErrAlreadyUpToDate):
+		return false, false, nil
+	case errors.Is(err, git.ErrForceNeeded) || isRejection(err):
+		return false, true, nil
+	case errors.Is(pctx.Err(), context.DeadlineExceeded):
+		return false, false, fmt.Errorf("push to %s: no answer within %s; local notes are committed", opts.Remote, opts.Timeout)
+	default:
+		return false, false, fmt.Errorf("push to %s: %w; local notes are committed", opts.Remote, err)
+	}
+}
+
+// bounded returns when fn does or when ctx ends, whichever is first.
+// go-git's file transport waits for its git-upload-pack/receive-pack child
+// to exit even after the context is done, so a hanging remote would hold
+// the sync (and its lock) hostage; the abandoned call finishes on its own.
+func bounded(ctx context.Context, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func isRejection(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"non-fast-forward", "fetch first", "failed to update ref", "rejected", "not updated", "cannot lock ref"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// ChangedPaths lists the paths whose content differs between two commits
+// (either may be zero, the empty tree).
+func (g *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
+	ft, err := g.commitTree(from)
+	if err != nil {
+		return nil, err
+	}
+	tt, err := g.commitTree(to)
+	if err != nil {
+		return nil, err
+	}
+	ff, err := g.flatten(ft)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := g.flatten(tt)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for p := range diffTrees(ff, tf) {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// HasCommit reports whether h names a commit in this repository.
+func (g *Repo) HasCommit(h plumbing.Hash) bool {
+	_, err := g.r.CommitObject(h)
+	return err == nil
+}

@@ -1,0 +1,522 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+var ctx = context.Background()
+
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return string(out)
+}
+
+func newHub(t *testing.T) string {
+	hub := filepath.Join(t.TempDir(), "hub.git")
+	gitCmd(t, t.TempDir(), "init", "--bare", "-b", "main", hub)
+	return hub
+}
+
+type machine struct {
+	name string
+	repo *Repo
+	hub  string
+	t    *testing.T
+	tick time.Time
+}
+
+func newMachine(t *testing.T, name, hub string) *machine {
+	dir := filepath.Join(t.TempDir(), name, "memory")
+	m := &machine{name: name, hub: hub, t: t, tick: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	r, err := Open(dir, name, func() time.Time { return m.tick })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.repo = r
+	return m
+}
+
+func (m *machine) advance() { m.tick = m.tick.Add(time.Minute) }
+
+func (m *machine) write(n *note.Note) string {
+	m.t.Helper()
+	return m.writeAt(n.RelPath(), n)
+}
+
+// writeAt writes n at rel (a conflict copy lives at a path that is not
+// <type>/<id>.md).
+func (m *machine) writeAt(rel string, n *note.Note) string {
+	m.t.Helper()
+	if err := note.WriteFileAtomic(filepath.Join(m.repo.Dir(), rel), note.Marshal(n)); err != nil {
+		m.t.Fatal(err)
+	}
+	return rel
+}
+
+func (m *machine) read(rel string) *note.Note {
+	m.t.Helper()
+	data, err := os.ReadFile(filepath.Join(m.repo.Dir(), rel))
+	if err != nil {
+		m.t.Fatalf("%s: %v", m.name, err)
+	}
+	n, err := note.Parse(data)
+	if err != nil {
+		m.t.Fatalf("%s %s: %v", m.name, rel, err)
+	}
+	return n
+}
+
+func (m *machine) sync() Report {
+	m.t.Helper()
+	m.advance()
+	rep, err := m.repo.Sync(ctx, Options{Remote: m.hub, Timeout: 20 * time.Second})
+	if err != nil {
+		m.t.Fatalf("%s sync: %v", m.name, err)
+	}
+	return rep
+}
+
+func (m *machine) tree() map[string]string {
+	out := map[string]string{}
+	filepath.WalkDir(m.repo.Dir(), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(m.repo.Dir(), p)
+		data, _ := os.ReadFile(p)
+		out[rel] = string(data)
+		return nil
+	})
+	return out
+}
+
+func (m *machine) fsck() {
+	m.t.Helper()
+	gitCmd(m.t, m.repo.Dir(), "fsck", "--strict")
+	if st := gitCmd(m.t, m.repo.Dir(), "status", "--porcelain"); st != "" {
+		m.t.Errorf("%s: git status not clean after sync:\n%s", m.name, st)
+	}
+}
+
+func sameTrees(t *testing.T, ms ...*machine) {
+	t.Helper()
+	first := ms[0].tree()
+	for _, m := range ms[1:] {
+		other := m.tree()
+		if len(other) != len(first) {
+			t.Fatalf("%s has %d files, %s has %d", ms[0].name, len(first), m.name, len(other))
+		}
+		for p, c := range first {
+			if other[p] != c {
+				t.Fatalf("%s differs between %s and %s", p, ms[0].name, m.name)
+			}
+		}
+	}
+}
+
+func mkNote(m *machine, title, body string) *note.Note {
+	n := note.New(note.TypeSemantic, title, body, m.tick)
+	n.MachineID = m.name
+	return n
+}
+
+func TestEmptyStoreEmptyRemote(t *testing.T) {
+	hub := newHub(t)
+	a := newMachine(t, "a", hub)
+	rep := a.sync()
+	if rep.Pushed || rep.Committed {
+		t.Fatalf("nothing to do, got %+v", rep)
+	}
+	// A remote added after a local-only start works too.
+	n := mkNote(a, "first", "hello")
+	a.write(n)
+	if _, err := a.repo.Sync(ctx, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	rep = a.sync()
+	if !rep.Pushed {
+		t.Fatalf("first push: %+v", rep)
+	}
+	if log := gitCmd(t, hub, "log", "--format=%an <%ae> %s", "main"); !strings.Contains(log, "anamnesis <anamnesis@a> anamnesis: sync from a at 2026-01-01T00:0") {
+		t.Errorf("commit identity/message: %s", log)
+	}
+}
+
+func TestNoteTravelsAndConcurrentEditsMerge(t *testing.T) {
+	hub := newHub(t)
+	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
+	base := mkNote(a, "shared", "line one\nline two\nline three\nline four\nline five")
+	base.Tags = []string{"x"}
+	rel := a.write(base)
+	other := a.write(mkNote(a, "other", "untouched"))
+	a.sync()
+	if rep := b.sync(); !rep.FastForward {
+		t.Fatalf("b's first sync should fast-forward: %+v", rep)
+	}
+	if b.read(rel).Body != base.Body {
+		t.Fatal("note did not reach b")
+	}
+
+	// Different lines of the same note, plus a tag on each side.
+	na := a.read(rel)
+	na.Body = strings.Replace(na.Body, "line one", "line ONE (a)", 1)
+	na.Tags = append(na.Tags, "from-a")
+	a.advance()
+	na.UpdatedAt = note.Now(a.tick)
+	a.write(na)
+	nb := b.read(rel)
+	nb.Body = strings.Replace(nb.Body, "line five", "line FIVE (b)", 1)
+	nb.Tags = append(nb.Tags, "from-b")
+	b.advance()
+	b.advance()
+	nb.UpdatedAt = note.Now(b.tick)
+	b.write(nb)
+	// And a note each.
+	a.write(mkNote(a, "only a", "alpha"))
+	b.write(mkNote(b, "only b", "beta"))
+
+	a.sync()
+	rep := b.sync()
+	if !rep.Merged || len(rep.ConflictCopies) != 0 || !rep.Pushed {
+		t.Fatalf("b merge: %+v", rep)
+	}
+	a.sync()
+	sameTrees(t, a, b)
+	got := a.read(rel)
+	if !strings.Contains(got.Body, "line ONE (a)") || !strings.Contains(got.Body, "line FIVE (b)") {
+		t.Errorf("body not merged: %q", got.Body)
+	}
+	if strings.Join(got.Tags, ",") != "x,from-b,from-a" {
+		t.Errorf("tags not merged as a set (newer side first): %v", got.Tags)
+	}
+	if got.UpdatedAt != nb.UpdatedAt {
+		t.Errorf("updated_at should be the newest: %s", got.UpdatedAt)
+	}
+	if a.read(other).Body != "untouched" {
+		t.Error("untouched note changed")
+	}
+	a.fsck()
+	b.fsck()
+	graph := gitCmd(t, b.repo.Dir(), "log", "--graph", "--oneline", "main")
+	if !strings.Contains(graph, "|\\") && !strings.Contains(graph, "|/") {
+		t.Errorf("history shows no merge:\n%s", graph)
+	}
+	parents := strings.Fields(gitCmd(t, b.repo.Dir(), "log", "-1", "--merges", "--format=%P", "main"))
+	if len(parents) != 2 {
+		t.Errorf("merge commit parents: %v", parents)
+	}
+}
+
+func TestOverlappingEditsMakeOneConflictCopy(t *testing.T) {
+	hub := newHub(t)
+	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
+	n := mkNote(a, "contested", "the answer is 41")
+	rel := a.write(n)
+	a.sync()
+	b.sync()
+	na := a.read(rel)
+	na.Body = "the answer is 42 (a)"
+	a.advance()
+	na.UpdatedAt = note.Now(a.tick)
+	a.write(na)
+	nb := b.read(rel)
+	nb.Body = "the answer is 43 (b)"
+	b.advance()
+	b.advance()
+	nb.UpdatedAt = note.Now(b.tick) // b is newer
+	b.write(nb)
+	a.sync()
+	rep := b.sync()
+	if len(rep.ConflictCopies) != 1 {
+		t.Fatalf("want one conflict copy, got %+v", rep)
+	}
+	a.sync()
+	b.sync()
+	sameTrees(t, a, b)
+	if got := a.read(rel); got.Body != "the answer is 43 (b)" || got.ID != n.ID {
+		t.Errorf("newer note should stay at the path: %+v", got)
+	}
+	cp := a.read(rep.ConflictCopies[0])
+	if cp.Body != "the answer is 42 (a)" || cp.ID == n.ID || !note.ValidID(cp.ID) {
+		t.Errorf("conflict copy: %+v", cp)
+	}
+	if v, _ := cp.ExtraValue(ConflictKey); v != n.ID {
+		t.Errorf("conflict_of = %q", v)
+	}
+	if !strings.Contains(rep.ConflictCopies[0], ".conflict-") {
+		t.Errorf("copy name %s", rep.ConflictCopies[0])
+	}
+	a.fsck()
+	b.fsck()
+}
+
+func TestDeleteVersusEditKeepsTheEdit(t *testing.T) {
+	hub := newHub(t)
+	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
+	rel := a.write(mkNote(a, "fragile", "v1"))
+	a.sync()
+	b.sync()
+	os.Remove(filepath.Join(a.repo.Dir(), rel))
+	nb := b.read(rel)
+	nb.Body = "v2 edited on b"
+	b.write(nb)
+	a.sync()
+	b.sync()
+	a.sync()
+	sameTrees(t, a, b)
+	if a.read(rel).Body != "v2 edited on b" {
+		t.Error("edit lost to a delete")
+	}
+	// And the other way round: edit on a, delete on b.
+	na := a.read(rel)
+	na.Body = "v3 edited on a"
+	a.write(na)
+	os.Remove(filepath.Join(b.repo.Dir(), rel))
+	b.sync()
+	a.sync()
+	b.sync()
+	sameTrees(t, a, b)
+	if b.read(rel).Body != "v3 edited on a" {
+		t.Error("edit lost to a delete (reverse)")
+	}
+}
+
+func TestUnrelatedHistoriesMerge(t *testing.T) {
+	hub := newHub(t)
+	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
+	ra := a.write(mkNote(a, "from a", "a"))
+	rb := b.write(mkNote(b, "from b", "b"))
+	if _, err := b.repo.Sync(ctx, Options{}); err != nil { // b commits locally first
+		t.Fatal(err)
+	}
+	a.sync()
+	b.sync()
+	a.sync()
+	sameTrees(t, a, b)
+	a.read(rb)
+	b.read(ra)
+	a.fsck()
+	b.fsck()
+}
+
+func TestMergeRefusesToOverwriteUntrackedFile(t *testing.T) {
+	hub := newHub(t)
+	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
+	b.write(mkNote(b, "b's", "b"))
+	b.sync()
+	rel := a.write(mkNote(a, "incoming", "from a"))
+	a.sync()
+	// An untracked file on b at the incoming path, written after b's commit:
+	// simulate by merging directly without committing first.
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(b.repo.Dir(), rel)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(b.repo.Dir(), rel), []byte("precious local text"), 0o644)
+	fetched, theirs, err := b.repo.fetch(ctx, Options{Remote: hub, Timeout: 10 * time.Second}, nil)
+	if err != nil || !fetched {
+		t.Fatalf("fetch: %v %v", fetched, err)
+	}
+	before, _ := b.repo.Head()
+	_, err = b.repo.Merge(theirs)
+	if !errors.Is(err, ErrDirtyPath) {
+		t.Fatalf("want ErrDirtyPath, got %v", err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(b.repo.Dir(), rel)); string(data) != "precious local text" {
+		t.Fatal("untracked file overwritten")
+	}
+	if after, _ := b.repo.Head(); after != before {
+		t.Fatal("head moved on a refused merge")
+	}
+	// A normal sync commits the file first, then merges it as an add/add conflict: both kept.
+	rep := b.sync()
+	if len(rep.ConflictCopies) != 1 {
+		t.Fatalf("add/add: %+v", rep)
+	}
+	tree := b.tree()
+	var texts []string
+	for _, c := range tree {
+		texts = append(texts, c)
+	}
+	all := strings.Join(texts, "\n")
+	if !strings.Contains(all, "precious local text") || !strings.Contains(all, "from a") {
+		t.Fatal("a version was lost")
+	}
+}
+
+func TestConcurrentSyncsOnOneRepo(t *testing.T) {
+	hub := newHub(t)
+	a := newMachine(t, "a", hub)
+	for i := 0; i < 5; i++ {
+		a.write(mkNote(a, fmt.Sprintf("n%d", i), "x"))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := a.repo.Sync(ctx, Options{Remote: hub, Timeout: 20 * time.Second})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	a.fsck()
+	if got := strings.Count(gitCmd(t, hub, "ls-tree", "-r", "--name-only", "main"), "\n"); got != 5 {
+		t.Errorf("hub has %d files", got)
+	}
+}
+
+func TestSyncTimesOutOnAHangingRemote(t *testing.T) {
+	a := newMachine(t, "a", "")
+	a.write(mkNote(a, "n", "x"))
+	// A fake git-upload-pack that never answers, reached through a file:// remote.
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "git-upload-pack")
+	os.WriteFile(fake, []byte("#!/bin/sh\nsleep 30\n"), 0o755)
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	start := time.Now()
+	_, err := a.repo.Sync(ctx, Options{Remote: newHub(t), Timeout: time.Second})
+	if err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("want a timeout error quickly, got %v after %v", err, time.Since(start))
+	}
+	if head, _ := a.repo.Head(); head.IsZero() {
+		t.Fatal("local note not committed before the network step")
+	}
+}
+
+// TestRandomizedConvergence: several machines make random creates, edits
+// and deletes and sync in random order. In the end all trees are equal and
+// no text is lost: every line any machine wrote is still in some note or
+// conflict copy, unless a later edit that saw it replaced it or the note
+// was deleted.
+func TestRandomizedConvergence(t *testing.T) {
+	trace := func(format string, args ...any) {
+		if os.Getenv("ANAMNESIS_TRACE") != "" {
+			fmt.Fprintf(os.Stderr, format+"\n", args...)
+		}
+	}
+	rounds := 60
+	if testing.Short() {
+		rounds = 15
+	}
+	hub := newHub(t)
+	seed := int64(42)
+	if s := os.Getenv("ANAMNESIS_SEED"); s != "" {
+		fmt.Sscan(s, &seed)
+	}
+	r := rand.New(rand.NewSource(seed))
+	ms := []*machine{newMachine(t, "a", hub), newMachine(t, "b", hub), newMachine(t, "c", hub)}
+	introduced := map[string]bool{}
+	killed := map[string]bool{}
+	seq := 0
+	line := func(kind string, m *machine) string {
+		seq++
+		l := fmt.Sprintf("%s %d by %s", kind, seq, m.name)
+		introduced[l] = true
+		return l
+	}
+	for round := 0; round < rounds; round++ {
+		m := ms[r.Intn(len(ms))]
+		m.advance()
+		var rels []string
+		for rel := range m.tree() {
+			if strings.HasSuffix(rel, ".md") {
+				rels = append(rels, rel)
+			}
+		}
+		sort.Strings(rels)
+		switch op := r.Intn(10); {
+		case op < 4 || len(rels) == 0:
+			body := line("first", m) + "\n" + line("second", m) + "\n" + line("third", m)
+			n := mkNote(m, fmt.Sprintf("note %d", seq), body)
+			n.ID = fmt.Sprintf("01TEST%020d", seq) // deterministic: the run must replay exactly
+			rel := m.write(n)
+			trace("%s create %s %q", m.name, rel, body)
+		case op < 8:
+			rel := rels[r.Intn(len(rels))]
+			n := m.read(rel)
+			lines := strings.Split(n.Body, "\n")
+			i := r.Intn(len(lines))
+			killed[lines[i]] = true
+			lines[i] = line("edit", m)
+			n.Body = strings.Join(lines, "\n")
+			n.UpdatedAt = note.Now(m.tick)
+			m.writeAt(rel, n)
+			trace("%s edit %s -> %q (%s)", m.name, rel, n.Body, n.UpdatedAt)
+		default:
+			rel := rels[r.Intn(len(rels))]
+			trace("%s delete %s", m.name, rel)
+			for _, l := range strings.Split(m.read(rel).Body, "\n") {
+				killed[l] = true
+			}
+			os.Remove(filepath.Join(m.repo.Dir(), rel))
+		}
+		if r.Intn(2) == 0 {
+			rep := m.sync()
+			trace("%s sync merged=%v ff=%v copies=%v old=%s new=%s", m.name, rep.Merged, rep.FastForward, rep.ConflictCopies, rep.Old[:7], rep.Head[:7])
+			if w := os.Getenv("ANAMNESIS_TRACE_PATH"); w != "" {
+				if data, err := os.ReadFile(filepath.Join(m.repo.Dir(), w)); err == nil {
+					trace("   %s now: %q; log: %s", m.name, strings.SplitN(string(data), "---\n", 3)[2], strings.ReplaceAll(gitCmd(t, m.repo.Dir(), "log", "--full-history", "--format=%h[%p] %s", "-4", "--", w), "\n", " | "))
+				} else {
+					trace("   %s now: absent", m.name)
+				}
+			}
+		}
+	}
+	for i := 0; i < 2; i++ {
+		for _, m := range ms {
+			m.sync()
+		}
+	}
+	sameTrees(t, ms...)
+	for _, m := range ms {
+		m.fsck()
+	}
+	present := map[string]bool{}
+	copies := 0
+	for rel := range ms[0].tree() {
+		if strings.Contains(rel, ".conflict-") {
+			copies++
+		}
+		for _, l := range strings.Split(ms[0].read(rel).Body, "\n") {
+			present[l] = true
+		}
+	}
+	lost := 0
+	for l := range introduced {
+		if !killed[l] && !present[l] {
+			lost++
+			t.Errorf("line lost: %q", l)
+		}
+	}
+	t.Logf("%d rounds, %d lines written, %d files at the end (%d conflict copies), %d lost", rounds, len(introduced), len(ms[0].tree()), copies, lost)
+}
