@@ -358,4 +358,3 @@ func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode) error {
 	}
 	return nil
 }
-

@@ -294,4 +294,3 @@ func (g *Repo) moveBranch(old, new plumbing.Hash) error {
 }
 
 func blobHash(data []byte) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }
-
