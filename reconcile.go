@@ -2,12 +2,16 @@ package anamnesis
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ReconcileReport says what a reconcile or rebuild changed in the index.
@@ -118,6 +122,12 @@ func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
 		}
 		return ReconcileReport{}, err
 	}
+	// The rebuild read the worktree, which holds at least HEAD.
+	if head, _, err := s.committedSinceIndexed(ctx); err == nil && !head.IsZero() {
+		if err := s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String()); err != nil {
+			return ReconcileReport{}, err
+		}
+	}
 	return s.report(ctx, res)
 }
 
@@ -168,11 +178,36 @@ func (s *Store) Plan(ctx context.Context) ([]index.Change, error) {
 
 // Reconcile brings the index in line with the files: notes added, edited
 // or deleted by hand (or by git) are picked up, unchanged files are not
-// read. It is idempotent and cheap when nothing changed.
+// read. Paths that differ between the last indexed commit and memory/'s
+// HEAD are re-read even if their size and mtime look unchanged. It is
+// idempotent and cheap when nothing changed.
 func (s *Store) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	changes, err := s.Plan(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
+	}
+	head, forced, err := s.committedSinceIndexed(ctx)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	if len(forced) > 0 {
+		planned := map[string]bool{}
+		for _, c := range changes {
+			planned[c.File.Path] = true
+		}
+		var files []located
+		for _, rel := range forced {
+			if p := note.PortableDir + "/" + rel; isNotePath(rel) && !planned[p] {
+				if _, _, err := s.memory.ReadFile(rel); err == nil || errors.Is(err, note.ErrMalformed) {
+					files = append(files, located{s.memory, rel})
+				}
+			}
+		}
+		more, err := s.readChanges(ctx, files)
+		if err != nil {
+			return ReconcileReport{}, err
+		}
+		changes = append(changes, more...)
 	}
 	res, err := s.ix.Apply(ctx, changes)
 	if err != nil {
@@ -207,7 +242,43 @@ func (s *Store) Reconcile(ctx context.Context) (ReconcileReport, error) {
 		res.Skipped -= more.Added + more.Updated
 		res.Add(more)
 	}
+	if !head.IsZero() {
+		if err := s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String()); err != nil {
+			return ReconcileReport{}, err
+		}
+	}
 	return s.report(ctx, res)
+}
+
+// committedSinceIndexed returns memory/'s HEAD and the paths that differ
+// between the last indexed commit and it (all of HEAD's files when the
+// last indexed commit is unknown). A store without a repository yet has
+// neither.
+func (s *Store) committedSinceIndexed(ctx context.Context) (plumbing.Hash, []string, error) {
+	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+		return plumbing.ZeroHash, nil, nil
+	}
+	r, err := s.repo()
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	head, err := r.Head()
+	if err != nil || head.IsZero() {
+		return head, nil, err
+	}
+	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
+	if err != nil {
+		return head, nil, err
+	}
+	if last == head.String() {
+		return head, nil, nil
+	}
+	from := plumbing.ZeroHash
+	if last != "" && r.HasCommit(plumbing.NewHash(last)) {
+		from = plumbing.NewHash(last)
+	}
+	paths, err := r.ChangedPaths(from, head)
+	return head, paths, err
 }
 
 func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, error) {

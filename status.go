@@ -2,6 +2,8 @@ package anamnesis
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 )
@@ -59,11 +61,34 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
+	copies, err := s.conflictCopies(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	if copies == nil {
+		copies = []string{}
+	}
 	out := Status{
 		Home:  s.home,
 		Notes: NoteCounts{Total: st.Total, ByType: st.ByType, ByScope: st.ByScope, ByProject: st.ByProject},
 		Index: IndexStatus{Path: s.ix.Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
-		Sync:  SyncStatus{Remote: s.config.Remote, ConflictCopies: []string{}},
+		Sync:  SyncStatus{Remote: s.Remote(), ConflictCopies: copies},
+	}
+	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
+		r, err := s.repo()
+		if err != nil {
+			return Status{}, err
+		}
+		head, err := r.Head()
+		if err != nil {
+			return Status{}, err
+		}
+		if !head.IsZero() {
+			out.Sync.Head = head.String()
+		}
+		if out.Sync.Dirty, err = r.Dirty(); err != nil {
+			return Status{}, err
+		}
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
@@ -35,6 +36,8 @@ type Options struct {
 	Notice func(string)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Remote overrides config.json's remote (ANAMNESIS_GIT_REMOTE).
+	Remote string
 }
 
 // Store is an opened memory home.
@@ -45,6 +48,8 @@ type Store struct {
 	memory    note.Tree
 	local     note.Tree
 	ix        *index.Index
+	git       *gitsync.Repo // opened on first use
+	remote    string
 	notice    func(string)
 	now       func() time.Time
 }
@@ -64,6 +69,7 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		local:     note.Tree{Root: filepath.Join(home, note.LocalDir), Scope: note.ScopeMachineLocal},
 		notice:    opts.Notice,
 		now:       opts.Now,
+		remote:    strings.TrimSpace(opts.Remote),
 	}
 	if s.notice == nil {
 		s.notice = func(string) {}
@@ -200,6 +206,13 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 	if _, err := s.ix.Apply(ctx, []index.Change{ch}); err != nil {
 		os.Remove(t.Path(rel))
 		return "", fmt.Errorf("index new note %s (file removed again): %w", homePath, err)
+	}
+	if t.Scope == note.ScopePortable {
+		if err := s.commitNote(ctx, rel); err != nil {
+			// The note is written and indexed; only the commit failed, and
+			// the next sync commits it.
+			s.notice(fmt.Sprintf("note saved but not committed yet (%v); `anamnesis sync` will commit it", err))
+		}
 	}
 	return homePath, nil
 }

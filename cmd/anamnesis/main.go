@@ -79,6 +79,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			statusCommand(),
 			doctorCommand(),
 			reindexCommand(),
+			syncCommand(),
+			hooksCommand(),
+			hookCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageError{err.Error()}

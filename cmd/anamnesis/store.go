@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/urfave/cli/v2"
@@ -17,6 +18,7 @@ func openStore(c *cli.Context) (*anamnesis.Store, error) {
 	}
 	return anamnesis.Open(c.Context, home, anamnesis.Options{
 		MachineID: c.String("machine-id"),
+		Remote:    os.Getenv("ANAMNESIS_GIT_REMOTE"),
 		Notice:    func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
 	})
 }

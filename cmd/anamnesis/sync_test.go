@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=person", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=person", "GIT_COMMITTER_EMAIL=p@x")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func bareHub(t *testing.T) string {
+	hub := filepath.Join(t.TempDir(), "hub.git")
+	gitIn(t, t.TempDir(), "init", "--bare", "-b", "main", hub)
+	return hub
+}
+
+// anmRemote runs the CLI for one machine: its own home and machine id, the hub as remote.
+func anmRemote(t *testing.T, home, machine, hub, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID="+machine, "ANAMNESIS_GIT_REMOTE="+hub)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func TestSyncBetweenTwoMachines(t *testing.T) {
+	hub := bareHub(t)
+	a, b := t.TempDir(), t.TempDir()
+	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "procedural", "--title", "Use WAL mode for SQLite",
+		"--body", "Set busy_timeout on every connection to avoid lock errors.")).stdout)
+	// The write is committed at once, before any sync.
+	if log := gitIn(t, filepath.Join(a, "memory"), "log", "--format=%ae %s"); !strings.Contains(log, "anamnesis@desk anamnesis: sync from desk at ") {
+		t.Fatalf("write not committed: %q", log)
+	}
+	r := mustOK(t, anmRemote(t, a, "desk", hub, "", "sync", "--json"))
+	var rep struct {
+		Pushed, Committed, Fetched, Merged bool
+		Head                               string
+		ConflictCopies                     []string `json:"conflict_copies"`
+		Reindexed                          map[string]int
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || !rep.Pushed || rep.ConflictCopies == nil || rep.Reindexed == nil {
+		t.Fatalf("sync --json: %v\n%s", err, r.stdout)
+	}
+	r = mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync", "--json"))
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Reindexed["added"] != 1 {
+		t.Fatalf("b's first sync should index the pulled note: %s", r.stdout)
+	}
+	r = mustOK(t, anmRemote(t, b, "laptop", hub, "", "search", "--json", seedQuery))
+	if !strings.Contains(r.stdout, id) {
+		t.Fatalf("b cannot find a's note: %s", r.stdout)
+	}
+	// status reports the git state.
+	r = mustOK(t, anmRemote(t, b, "laptop", hub, "", "status", "--json"))
+	var st struct {
+		Index struct{ LastIndexedCommit string `json:"last_indexed_commit"` }
+		Sync  struct {
+			Remote, Head string
+			Dirty        bool
+		}
+	}
+	json.Unmarshal([]byte(r.stdout), &st)
+	if st.Sync.Remote != hub || st.Sync.Head == "" || st.Sync.Dirty || st.Index.LastIndexedCommit != st.Sync.Head {
+		t.Errorf("status: %s", r.stdout)
+	}
+	for _, h := range []string{a, b} {
+		gitIn(t, filepath.Join(h, "memory"), "fsck", "--strict")
+	}
+}
+
+func TestConflictCopyIsListedAndSearchable(t *testing.T) {
+	hub := bareHub(t)
+	a, b := t.TempDir(), t.TempDir()
+	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "answer", "--body", "the answer is 41")).stdout)
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync"))
+	path := "memory/semantic/" + id + ".md"
+	edit := func(home, body string) {
+		data, _ := os.ReadFile(filepath.Join(home, path))
+		os.WriteFile(filepath.Join(home, path), []byte(strings.Replace(string(data), "the answer is 41", body, 1)), 0o644)
+	}
+	edit(a, "the answer is 42 walrus")
+	edit(b, "the answer is 43 pelican")
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	r := mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync"))
+	if !strings.Contains(r.stdout, "conflict copy memory/semantic/"+id+".conflict-") {
+		t.Fatalf("sync does not report the conflict copy:\n%s", r.stdout)
+	}
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	for _, home := range []string{a, b} {
+		st := mustOK(t, anmRemote(t, home, "x", hub, "", "status", "--json")).stdout
+		if !strings.Contains(st, ".conflict-") {
+			t.Errorf("status does not list the conflict copy: %s", st)
+		}
+		for _, word := range []string{"walrus", "pelican"} {
+			if r := mustOK(t, anmRemote(t, home, "x", hub, "", "search", word)); !strings.Contains(r.stdout, "answer") {
+				t.Errorf("%s not found after the conflict on %s", word, home)
+			}
+		}
+	}
+}
+
+func TestHandGitPullFiresHookAndKeepsUserHook(t *testing.T) {
+	hub := bareHub(t)
+	a, b := t.TempDir(), t.TempDir()
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "first", "--body", "first note"))
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync"))
+	mem := filepath.Join(b, "memory")
+	// A hook the user had before anamnesis.
+	marker := filepath.Join(t.TempDir(), "user-hook-ran")
+	os.MkdirAll(filepath.Join(mem, ".git", "hooks"), 0o755)
+	os.WriteFile(filepath.Join(mem, ".git", "hooks", "post-merge"), []byte("#!/bin/sh\ntouch '"+marker+"'\n"), 0o755)
+	r := mustOK(t, anmRemote(t, b, "laptop", hub, "", "hooks", "install"))
+	if !strings.Contains(r.stdout, "post-merge") || !strings.Contains(r.stdout, "anamnesis-prev") {
+		t.Fatalf("install output:\n%s", r.stdout)
+	}
+	again := mustOK(t, anmRemote(t, b, "laptop", hub, "", "hooks", "install"))
+	if again.stdout != r.stdout {
+		t.Errorf("second install differs:\n%s\nvs\n%s", again.stdout, r.stdout)
+	}
+	// A new note arrives at the hub; the user pulls by hand.
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "pulled by hand", "--body", "the flamingo protocol"))
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	gitIn(t, mem, "pull", "--no-rebase", "origin", "main")
+	if _, err := os.Stat(marker); err != nil {
+		t.Error("the user's own post-merge hook did not run")
+	}
+	r = mustOK(t, anmRemote(t, b, "laptop", hub, "", "search", "flamingo"))
+	if !strings.Contains(r.stdout, "pulled by hand") {
+		t.Fatalf("hook did not reindex the pulled note: %s", r.stdout)
+	}
+	// Uninstall restores the user's hook exactly.
+	mustOK(t, anmRemote(t, b, "laptop", hub, "", "hooks", "uninstall"))
+	data, _ := os.ReadFile(filepath.Join(mem, ".git", "hooks", "post-merge"))
+	if !strings.Contains(string(data), "touch") || strings.Contains(string(data), "anamnesis-hook") {
+		t.Errorf("user hook not restored: %s", data)
+	}
+	if _, err := os.Stat(filepath.Join(mem, ".git", "hooks", "post-commit")); err == nil {
+		t.Error("our post-commit hook left behind")
+	}
+}
+
+func TestConcurrentSyncProcesses(t *testing.T) {
+	hub := bareHub(t)
+	a := t.TempDir()
+	for i := 0; i < 3; i++ {
+		mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "n", "--body", "b"))
+	}
+	var wg sync.WaitGroup
+	results := make([]result, 3)
+	for i := range results {
+		wg.Add(1)
+		go func(i int) { defer wg.Done(); results[i] = anmRemote(t, a, "desk", hub, "", "sync") }(i)
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.code != 0 {
+			t.Errorf("concurrent sync failed: %s", r.stderr)
+		}
+	}
+	gitIn(t, filepath.Join(a, "memory"), "fsck", "--strict")
+	if n := strings.Count(gitIn(t, hub, "ls-tree", "-r", "--name-only", "main"), ".md"); n != 3 {
+		t.Errorf("hub has %d notes", n)
+	}
+}
+
+func TestUnreachableRemoteIsOneClearLine(t *testing.T) {
+	a := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "no-such-hub.git")
+	mustOK(t, anmRemote(t, a, "desk", missing, "", "write", "--type", "semantic", "--title", "kept", "--body", "safe"))
+	r := anmRemote(t, a, "desk", missing, "", "sync")
+	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "local notes are committed") {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	if log := gitIn(t, filepath.Join(a, "memory"), "log", "--oneline"); strings.Count(log, "\n") != 1 {
+		t.Errorf("note not committed: %q", log)
+	}
+}

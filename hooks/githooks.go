@@ -1,0 +1,280 @@
+package hooks
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+)
+
+// GitHooks are the hooks installed: together they cover merge and
+// fast-forward pulls, checkouts, rebases and amends, and the commit that
+// resolves a conflicted pull (which fires no post-merge).
+var GitHooks = []string{"post-merge", "post-checkout", "post-rewrite", "post-commit"}
+
+// Marker identifies a hook script written by anamnesis.
+const Marker = "# anamnesis-hook v1"
+
+const prevSuffix = ".anamnesis-prev"
+
+// localHooksDir is used when core.hooksPath points outside the repository
+// (a global hooks directory shared by every repo): we do not write there,
+// but give memory/ its own directory whose scripts chain to the shared ones.
+const localHooksDir = "anamnesis-hooks"
+
+// Plan says where hooks go for one repository.
+type Plan struct {
+	Dir string // directory the scripts are written to
+	// Chain is a directory whose same-named hooks run after ours (the
+	// global core.hooksPath), or "" to chain <hook>.anamnesis-prev.
+	Chain string
+	// SetLocalHooksPath means Dir must become the repository's own
+	// core.hooksPath.
+	SetLocalHooksPath bool
+}
+
+// Where decides the hooks directory of the repository at repoDir: the
+// repository's own core.hooksPath if it sets one, a private directory
+// chaining to a global core.hooksPath if only that is set, else .git/hooks.
+func Where(repoDir string) (Plan, error) {
+	r, err := git.PlainOpen(repoDir)
+	if err != nil {
+		return Plan{}, fmt.Errorf("open git repository %s: %w", repoDir, err)
+	}
+	gitDir := filepath.Join(repoDir, ".git")
+	local, err := r.ConfigScoped(config.LocalScope)
+	if err != nil {
+		return Plan{}, fmt.Errorf("read git config of %s: %w", repoDir, err)
+	}
+	if p := local.Raw.Section("core").Option("hooksPath"); p != "" {
+		return Plan{Dir: resolve(repoDir, p)}, nil
+	}
+	for _, scope := range []config.Scope{config.GlobalScope, config.SystemScope} {
+		c, err := r.ConfigScoped(scope)
+		if err != nil {
+			continue // an unreadable global config must not stop the install
+		}
+		if p := c.Raw.Section("core").Option("hooksPath"); p != "" {
+			return Plan{Dir: filepath.Join(gitDir, localHooksDir), Chain: resolve(repoDir, p), SetLocalHooksPath: true}, nil
+		}
+	}
+	return Plan{Dir: filepath.Join(gitDir, "hooks")}, nil
+}
+
+func resolve(repoDir, p string) string {
+	if strings.HasPrefix(p, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(h, p[2:])
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(repoDir, p)
+	}
+	return p
+}
+
+// script is the hook body. It reads post-rewrite's stdin once so the
+// chained hook still gets it, ignores every failure of ours, and exits
+// with the chained hook's status only (post-* hooks cannot fail git
+// anyway, but a user's hook keeps its behaviour).
+func script(hook, binary, home, chain string) string {
+	prev := `"${0%/*}/` + hook + prevSuffix + `"`
+	if chain != "" {
+		prev = shellQuote(filepath.Join(chain, hook))
+	}
+	return `#!/bin/sh
+` + Marker + ` (managed by anamnesis; ` + "`anamnesis hooks uninstall`" + ` removes it)
+hook=` + hook + `
+prev=` + prev + `
+if [ "$hook" = post-rewrite ]; then input=$(cat); fi
+bin=` + shellQuote(binary) + `
+[ -x "$bin" ] || bin=$(command -v anamnesis 2>/dev/null) || bin=
+if [ -n "$bin" ]; then
+  printf '%s' "${input-}" | "$bin" --home ` + shellQuote(home) + ` hook "$hook" "$@" >/dev/null 2>&1 || :
+fi
+if [ -x "$prev" ]; then
+  if [ "$hook" = post-rewrite ]; then printf '%s\n' "$input" | "$prev" "$@"; else "$prev" "$@"; fi
+  exit $?
+fi
+exit 0
+`
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// State of one hook.
+type State struct {
+	Hook    string `json:"hook"`
+	Path    string `json:"path"`
+	Status  string `json:"status"` // installed, missing, foreign, outdated
+	Chained string `json:"chained,omitempty"`
+}
+
+func isOurs(path string) (bool, bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return strings.Contains(string(data), Marker), true, nil
+}
+
+// Install writes the hooks for the repository at repoDir. binary is the
+// anamnesis executable the hooks call and home the store they reconcile.
+// A foreign hook is moved to <hook>.anamnesis-prev and chained; if that
+// name is taken too, Install refuses rather than overwrite either.
+// Running it again changes nothing.
+func Install(repoDir, binary, home string) ([]State, error) {
+	plan, err := Where(repoDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(plan.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create hooks directory %s: %w", plan.Dir, err)
+	}
+	var out []State
+	for _, h := range GitHooks {
+		p := filepath.Join(plan.Dir, h)
+		ours, exists, err := isOurs(p)
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", p, err)
+		}
+		if exists && !ours {
+			prev := p + prevSuffix
+			if _, err := os.Lstat(prev); err == nil {
+				return out, fmt.Errorf("%s is not ours and %s already exists; move one of them away and run `anamnesis hooks install` again", p, prev)
+			}
+			if err := os.Rename(p, prev); err != nil {
+				return out, fmt.Errorf("keep existing hook %s as %s: %w", p, prev, err)
+			}
+		}
+		if err := writeExecutable(p, script(h, binary, home, plan.Chain)); err != nil {
+			return out, err
+		}
+		st := State{Hook: h, Path: p, Status: "installed"}
+		if plan.Chain != "" {
+			st.Chained = filepath.Join(plan.Chain, h)
+		} else if _, err := os.Stat(p + prevSuffix); err == nil {
+			st.Chained = p + prevSuffix
+		}
+		out = append(out, st)
+	}
+	if plan.SetLocalHooksPath {
+		if err := setLocalHooksPath(repoDir, plan.Dir); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func writeExecutable(p, content string) error {
+	if err := note.WriteFileAtomic(p, []byte(content)); err != nil {
+		return err
+	}
+	if err := os.Chmod(p, 0o755); err != nil {
+		return fmt.Errorf("make %s executable: %w", p, err)
+	}
+	return nil
+}
+
+func setLocalHooksPath(repoDir, dir string) error {
+	r, err := git.PlainOpen(repoDir)
+	if err != nil {
+		return fmt.Errorf("open git repository %s: %w", repoDir, err)
+	}
+	cfg, err := r.Config()
+	if err != nil {
+		return fmt.Errorf("read git config of %s: %w", repoDir, err)
+	}
+	if dir == "" {
+		cfg.Raw.Section("core").RemoveOption("hooksPath")
+	} else {
+		cfg.Raw.Section("core").SetOption("hooksPath", dir)
+	}
+	if err := r.SetConfig(cfg); err != nil {
+		return fmt.Errorf("write git config of %s: %w", repoDir, err)
+	}
+	return nil
+}
+
+// Uninstall removes our hooks and puts back any hook they had replaced.
+func Uninstall(repoDir string) ([]State, error) {
+	plan, err := Where(repoDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []State
+	for _, h := range GitHooks {
+		p := filepath.Join(plan.Dir, h)
+		ours, exists, err := isOurs(p)
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", p, err)
+		}
+		st := State{Hook: h, Path: p, Status: "missing"}
+		if exists && !ours {
+			st.Status = "foreign"
+			out = append(out, st)
+			continue
+		}
+		if ours {
+			if err := os.Remove(p); err != nil {
+				return out, fmt.Errorf("remove %s: %w", p, err)
+			}
+		}
+		if _, err := os.Lstat(p + prevSuffix); err == nil {
+			if err := os.Rename(p+prevSuffix, p); err != nil {
+				return out, fmt.Errorf("restore %s: %w", p, err)
+			}
+			st.Status = "restored"
+		}
+		out = append(out, st)
+	}
+	if filepath.Base(plan.Dir) == localHooksDir {
+		if err := setLocalHooksPath(repoDir, ""); err != nil {
+			return out, err
+		}
+		os.Remove(plan.Dir) // only if empty
+	}
+	return out, nil
+}
+
+// Status reports each hook's state.
+func Status(repoDir string) ([]State, error) {
+	plan, err := Where(repoDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []State
+	for _, h := range GitHooks {
+		p := filepath.Join(plan.Dir, h)
+		ours, exists, err := isOurs(p)
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", p, err)
+		}
+		st := State{Hook: h, Path: p, Status: "missing"}
+		switch {
+		case ours:
+			st.Status = "installed"
+			if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 == 0 {
+				st.Status = "not executable"
+			}
+		case exists:
+			st.Status = "foreign"
+		}
+		if plan.Chain != "" {
+			st.Chained = filepath.Join(plan.Chain, h)
+		} else if _, err := os.Stat(p + prevSuffix); err == nil {
+			st.Chained = p + prevSuffix
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,240 @@
+package anamnesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/gitsync"
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// writeLockWait bounds how long a write waits for a running sync before
+// leaving its note uncommitted for that sync (or the next) to commit.
+const writeLockWait = 2 * time.Second
+
+// repo opens memory/'s git repository on first use, so commands that only
+// read the index never touch git.
+func (s *Store) repo() (*gitsync.Repo, error) {
+	if s.git != nil {
+		return s.git, nil
+	}
+	r, err := gitsync.Open(s.memory.Root, s.machineID, s.now)
+	if err != nil {
+		return nil, err
+	}
+	s.git = r
+	return r, nil
+}
+
+// Remote is the remote sync uses: Options.Remote (env), else config.json.
+func (s *Store) Remote() string {
+	if s.remote != "" {
+		return s.remote
+	}
+	return s.config.Remote
+}
+
+// commitNote commits one portable note right after it was written, so it
+// is durable in git before any sync. A sync holding the lock for longer
+// than writeLockWait leaves it uncommitted; every sync commits everything
+// first, so nothing is lost, only deferred.
+func (s *Store) commitNote(ctx context.Context, rel string) error {
+	r, err := s.repo()
+	if err != nil {
+		return err
+	}
+	lock, err := gitsync.Acquire(ctx, r.GitDir(), writeLockWait)
+	if errors.Is(err, gitsync.ErrBusy) {
+		s.notice("a sync is running; the new note will be committed by it or the next one")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	before, err := r.Head()
+	if err != nil {
+		return err
+	}
+	head, _, err := r.CommitPaths([]string{rel})
+	if err != nil {
+		return fmt.Errorf("commit %s: %w", rel, err)
+	}
+	return s.advanceIndexedCommit(ctx, before, head)
+}
+
+// advanceIndexedCommit records head as indexed when the index already
+// reflected before: the commit in between only contained files the index
+// has seen.
+func (s *Store) advanceIndexedCommit(ctx context.Context, before, head plumbing.Hash) error {
+	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
+	if err != nil {
+		return err
+	}
+	if last == "" || last == before.String() {
+		return s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String())
+	}
+	return nil
+}
+
+// SyncReport is what `anamnesis sync --json` prints.
+type SyncReport struct {
+	Committed      bool          `json:"committed"`
+	Fetched        bool          `json:"fetched"`
+	Merged         bool          `json:"merged"`
+	ConflictCopies []string      `json:"conflict_copies"`
+	Pushed         bool          `json:"pushed"`
+	Head           string        `json:"head"`
+	Remote         string        `json:"remote"`
+	Reindexed      ReindexCounts `json:"reindexed"`
+}
+
+// ReindexCounts counts index changes.
+type ReindexCounts struct {
+	Added   int `json:"added"`
+	Updated int `json:"updated"`
+	Deleted int `json:"deleted"`
+}
+
+// SyncOptions tune Sync; zero values take gitsync's defaults.
+type SyncOptions struct {
+	Timeout  time.Duration
+	LockWait time.Duration
+}
+
+// Sync commits local notes, exchanges them with the remote (if one is
+// configured), merges, pushes, and reindexes exactly the paths that
+// changed between the last indexed commit and the new head.
+func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) {
+	out := SyncReport{Remote: s.Remote(), ConflictCopies: []string{}}
+	r, err := s.repo()
+	if err != nil {
+		return out, err
+	}
+	rep, err := r.Sync(ctx, gitsync.Options{Remote: s.Remote(), Timeout: opts.Timeout, LockWait: opts.LockWait})
+	out.Committed, out.Fetched, out.Merged, out.Pushed, out.Head = rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, rep.Head
+	out.ConflictCopies = homePaths(rep.ConflictCopies)
+	// Reindex what did change even when the network step failed: the
+	// local commit and any merge that completed are real.
+	res, rerr := s.reindexSince(ctx)
+	out.Reindexed = ReindexCounts{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted}
+	if err != nil {
+		return out, err
+	}
+	return out, rerr
+}
+
+func homePaths(rel []string) []string {
+	out := make([]string, 0, len(rel))
+	for _, p := range rel {
+		out = append(out, note.PortableDir+"/"+p)
+	}
+	return out
+}
+
+// isNotePath matches what note.Tree.Walk considers a note file.
+func isNotePath(rel string) bool {
+	base := path.Base(rel)
+	return strings.HasSuffix(base, ".md") && !strings.HasPrefix(base, ".") && !strings.HasPrefix(rel, ".git/")
+}
+
+// reindexSince applies exactly the memory/ paths that differ between the
+// last indexed commit and HEAD, then records HEAD. Without a usable last
+// indexed commit it falls back to a full reconcile.
+func (s *Store) reindexSince(ctx context.Context) (index.Result, error) {
+	r, err := s.repo()
+	if err != nil {
+		return index.Result{}, err
+	}
+	head, err := r.Head()
+	if err != nil {
+		return index.Result{}, err
+	}
+	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
+	if err != nil {
+		return index.Result{}, err
+	}
+	if last == head.String() {
+		return index.Result{}, nil
+	}
+	from := plumbing.NewHash(last)
+	if last == "" || !r.HasCommit(from) {
+		rep, err := s.Reconcile(ctx)
+		return rep.Result, err
+	}
+	paths, err := r.ChangedPaths(from, head)
+	if err != nil {
+		return index.Result{}, err
+	}
+	res, err := s.applyPaths(ctx, paths)
+	if err != nil {
+		return res, err
+	}
+	return res, s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String())
+}
+
+// applyPaths re-reads the given memory/ paths (relative to memory/) and
+// applies them: present files are upserted, missing ones deleted.
+func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, error) {
+	var files []located
+	var changes []index.Change
+	for _, rel := range rels {
+		if !isNotePath(rel) {
+			continue
+		}
+		if _, _, err := s.memory.ReadFile(rel); err != nil && !errors.Is(err, note.ErrMalformed) {
+			changes = append(changes, index.Change{File: index.File{Path: note.PortableDir + "/" + rel}, Delete: true})
+			continue
+		}
+		files = append(files, located{s.memory, rel})
+	}
+	read, err := s.readChanges(ctx, files)
+	if err != nil {
+		return index.Result{}, err
+	}
+	changes = append(read, changes...)
+	if len(changes) == 0 {
+		return index.Result{}, nil
+	}
+	res, err := s.ix.Apply(ctx, changes)
+	if err != nil {
+		return res, err
+	}
+	if len(res.Freed) > 0 {
+		// A duplicate of a removed id may now be indexable: let a
+		// reconcile settle it (cheap: only stat changes are read).
+		if _, err := s.Reconcile(ctx); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// conflictCopies lists indexed conflict copies (home-relative paths).
+func (s *Store) conflictCopies(ctx context.Context) ([]string, error) {
+	files, err := s.ix.Files(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for p, f := range files {
+		if f.Error == "" && strings.Contains(path.Base(p), ".conflict-") {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// EnsureRepo creates memory/'s git repository if it does not exist yet.
+func (s *Store) EnsureRepo() error {
+	_, err := s.repo()
+	return err
+}
