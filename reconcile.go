@@ -251,9 +251,10 @@ func (s *Store) Reconcile(ctx context.Context) (ReconcileReport, error) {
 }
 
 // committedSinceIndexed returns memory/'s HEAD and the paths that differ
-// between the last indexed commit and it (all of HEAD's files when the
-// last indexed commit is unknown). A store without a repository yet has
-// neither.
+// between the last indexed commit and it. With no known last indexed
+// commit there is nothing to force: the stat comparison already reads
+// every file the index has not seen as it is now. A store without a
+// repository yet has neither.
 func (s *Store) committedSinceIndexed(ctx context.Context) (plumbing.Hash, []string, error) {
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
 		return plumbing.ZeroHash, nil, nil
@@ -273,11 +274,10 @@ func (s *Store) committedSinceIndexed(ctx context.Context) (plumbing.Hash, []str
 	if last == head.String() {
 		return head, nil, nil
 	}
-	from := plumbing.ZeroHash
-	if last != "" && r.HasCommit(plumbing.NewHash(last)) {
-		from = plumbing.NewHash(last)
+	if last == "" || !r.HasCommit(plumbing.NewHash(last)) {
+		return head, nil, nil
 	}
-	paths, err := r.ChangedPaths(from, head)
+	paths, err := r.ChangedPaths(plumbing.NewHash(last), head)
 	return head, paths, err
 }
 

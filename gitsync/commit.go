@@ -1,6 +1,8 @@
 package gitsync
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,7 +26,7 @@ func isTempName(name string) bool {
 // decode (an extension the git CLI wrote) is rebuilt from HEAD's tree,
 // which only costs rehashing every file once.
 func (g *Repo) loadIndex() (*index.Index, error) {
-	idx, err := g.r.Storer.Index()
+	idx, err := g.readIndexFile()
 	if err == nil {
 		return idx, nil
 	}
@@ -48,6 +50,23 @@ func (g *Repo) loadIndex() (*index.Index, error) {
 	return idx, nil
 }
 
+// readIndexFile decodes .git/index from memory (the decoder reads in small
+// pieces; from a file that is a system call each).
+func (g *Repo) readIndexFile() (*index.Index, error) {
+	idx := &index.Index{Version: 2}
+	data, err := os.ReadFile(filepath.Join(g.gitDir, "index"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return idx, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := index.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
 // saveIndex writes .git/index through a temporary file and a rename, so a
 // crash never leaves a torn index (go-git's own SetIndex writes in place).
 func (g *Repo) saveIndex(idx *index.Index) error {
@@ -66,10 +85,18 @@ func (g *Repo) saveIndex(idx *index.Index) error {
 		return fmt.Errorf("write git index: %w", err)
 	}
 	tmp := f.Name()
-	if err := index.NewEncoder(f).Encode(idx); err != nil {
+	// go-git's encoder writes field by field; unbuffered, that is a system
+	// call per field and most of a commit's cost.
+	bw := bufio.NewWriterSize(f, 256<<10)
+	if err := index.NewEncoder(bw).Encode(idx); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return fmt.Errorf("encode git index: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write git index: %w", err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
@@ -116,13 +143,18 @@ func statFile(p string) (worktreeFile, []byte, error) {
 // stage brings idx entries for the given paths in line with the worktree:
 // changed content is written as blobs, missing files are removed, and
 // unchanged files only get their stat data refreshed. It reports whether
-// any entry's content changed.
+// any entry's content changed and whether any entry changed at all (the
+// index then needs saving).
 func (g *Repo) stage(idx *index.Index, paths []string, known map[string]*index.Entry) (bool, error) {
+	changed, _, err := g.stageTouched(idx, paths, known)
+	return changed, err
+}
+
+func (g *Repo) stageTouched(idx *index.Index, paths []string, known map[string]*index.Entry) (changed, touched bool, err error) {
 	racyBefore := time.Now().Add(-2 * time.Second)
 	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
 		racyBefore = fi.ModTime()
 	}
-	changed := false
 	for _, rel := range paths {
 		e := known[rel]
 		abs := filepath.Join(g.dir, filepath.FromSlash(rel))
@@ -131,12 +163,12 @@ func (g *Repo) stage(idx *index.Index, paths []string, known map[string]*index.E
 			if e != nil {
 				idx.Remove(rel)
 				delete(known, rel)
-				changed = true
+				changed, touched = true, true
 			}
 			continue
 		}
 		if err != nil {
-			return changed, fmt.Errorf("stat %s: %w", abs, err)
+			return changed, touched, fmt.Errorf("stat %s: %w", abs, err)
 		}
 		// Same size and mtime as indexed, and not modified in the same
 		// instant the index was written ("racily clean"): unchanged.
@@ -144,16 +176,17 @@ func (g *Repo) stage(idx *index.Index, paths []string, known map[string]*index.E
 			e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
 			continue
 		}
+		touched = true
 		data := link
 		if wf.mode != filemode.Symlink {
 			if data, err = os.ReadFile(abs); err != nil {
-				return changed, fmt.Errorf("read %s: %w", abs, err)
+				return changed, touched, fmt.Errorf("read %s: %w", abs, err)
 			}
 		}
 		h := blobHash(data)
 		if e == nil || e.Hash != h || e.Mode != wf.mode || e.Stage != 0 {
 			if _, err := g.writeBlob(data); err != nil {
-				return changed, err
+				return changed, touched, err
 			}
 			changed = true
 		}
@@ -168,7 +201,7 @@ func (g *Repo) stage(idx *index.Index, paths []string, known map[string]*index.E
 		}
 		e.Hash, e.Mode, e.Size, e.ModifiedAt = h, wf.mode, uint32(wf.size), wf.mtime
 	}
-	return changed, nil
+	return changed, touched, nil
 }
 
 // worktreePaths lists every file under the worktree except .git and
@@ -251,7 +284,8 @@ func (g *Repo) CommitPaths(paths []string) (plumbing.Hash, bool, error) {
 }
 
 func (g *Repo) commit(idx *index.Index, known map[string]*index.Entry, paths []string) (plumbing.Hash, bool, error) {
-	if _, err := g.stage(idx, paths, known); err != nil {
+	_, touched, err := g.stageTouched(idx, paths, known)
+	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
 	files := make(map[string]entry, len(known))
@@ -271,7 +305,10 @@ func (g *Repo) commit(idx *index.Index, known map[string]*index.Entry, paths []s
 		return plumbing.ZeroHash, false, err
 	}
 	if tree == headTree || (head.IsZero() && len(files) == 0) {
-		return head, false, g.saveIndex(idx) // stat data may have been refreshed
+		if touched {
+			return head, false, g.saveIndex(idx) // refreshed stat data speeds up the next status
+		}
+		return head, false, nil
 	}
 	var parents []plumbing.Hash
 	if !head.IsZero() {

@@ -57,7 +57,30 @@ func Open(dir, machine string, now func() time.Time) (*Repo, error) {
 			return nil, fmt.Errorf("init git repository %s: %w", dir, err)
 		}
 	}
-	return &Repo{dir: dir, gitDir: gitDir, r: r, machine: machine, now: now}, nil
+	g := &Repo{dir: dir, gitDir: gitDir, r: r, machine: machine, now: now}
+	if err := g.tuneConfig(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// tuneConfig sets pack.window to 0: go-git otherwise searches every pair
+// of notes for deltas when it builds a pack to push, which costs seconds
+// on a first push and saves little on small text files.
+func (g *Repo) tuneConfig() error {
+	cfg, err := g.r.Config()
+	if err != nil {
+		return fmt.Errorf("read git config: %w", err)
+	}
+	if cfg.Raw.Section("pack").Option("window") == "0" {
+		return nil
+	}
+	cfg.Pack.Window = 0
+	cfg.Raw.Section("pack").SetOption("window", "0")
+	if err := g.r.SetConfig(cfg); err != nil {
+		return fmt.Errorf("write git config: %w", err)
+	}
+	return nil
 }
 
 // Dir is the worktree root.
@@ -138,12 +161,22 @@ func (g *Repo) flatten(treeHash plumbing.Hash) (map[string]entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", treeHash, err)
 	}
-	err = t.Files().ForEach(func(f *object.File) error {
-		out[f.Name] = entry{Mode: f.Mode, Hash: f.Hash}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("walk tree %s: %w", treeHash, err)
+	// A TreeWalker reads only tree objects; Tree.Files() would load every
+	// blob just to report its name.
+	w := object.NewTreeWalker(t, true, nil)
+	defer w.Close()
+	for {
+		name, e, err := w.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("walk tree %s: %w", treeHash, err)
+		}
+		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
+			continue
+		}
+		out[name] = entry{Mode: e.Mode, Hash: e.Hash}
 	}
 	return out, nil
 }
@@ -231,9 +264,14 @@ func (g *Repo) buildTree(files map[string]entry) (plumbing.Hash, error) {
 		}
 		sort.Slice(entries, func(i, j int) bool { return gitSortKey(entries[i]) < gitSortKey(entries[j]) })
 		t := &object.Tree{Entries: entries}
-		obj := g.r.Storer.NewEncodedObject()
+		obj := &plumbing.MemoryObject{}
 		if err := t.Encode(obj); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+		}
+		// Most trees of a commit already exist; writing them again would
+		// compress and store 10,000-entry objects for nothing.
+		if g.r.Storer.HasEncodedObject(obj.Hash()) == nil {
+			return obj.Hash(), nil
 		}
 		h, err := g.r.Storer.SetEncodedObject(obj)
 		if err != nil {

@@ -141,8 +141,7 @@ type applier struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
-	// rebuild accumulates word counts in memory and writes them once at
-	// the end; incremental applies adjust index_terms row by row.
+	// rebuild starts from empty tables: word counts are inserted, not added.
 	rebuild bool
 	df      map[string]*termCount
 	doc     int // sequence number of the note being counted
@@ -171,6 +170,14 @@ func (a *applier) finish() error {
 		}
 		return a.exec(`DELETE FROM index_meta WHERE key = ?`, metaNeedsRebuild)
 	}
+	for term, c := range a.df {
+		if c.n == 0 {
+			continue
+		}
+		if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`, term, c.n); err != nil {
+			return err
+		}
+	}
 	if a.docs == 0 {
 		return nil
 	}
@@ -178,28 +185,22 @@ func (a *applier) finish() error {
 }
 
 // countTerms adds delta to the count of every word of one note's text.
+// Counts are collected for the whole transaction and written once per
+// word by finish: a batch of thousands of notes touches each word once.
 func (a *applier) countTerms(title, body, tags string, delta int) error {
-	if a.rebuild {
-		a.doc++
-		for _, s := range []string{title, body, tags} {
-			asciiRuns(s, func(w string) {
-				c, ok := a.df[w]
-				if !ok {
-					c = &termCount{}
-					a.df[strings.Clone(w)] = c
-				}
-				if c.last != a.doc {
-					c.last = a.doc
-					c.n += delta
-				}
-			})
-		}
-		return nil
-	}
-	for term := range docTerms(title, body, tags) {
-		if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`, term, delta); err != nil {
-			return err
-		}
+	a.doc++
+	for _, s := range []string{title, body, tags} {
+		asciiRuns(s, func(w string) {
+			c, ok := a.df[w]
+			if !ok {
+				c = &termCount{}
+				a.df[strings.Clone(w)] = c
+			}
+			if c.last != a.doc {
+				c.last = a.doc
+				c.n += delta
+			}
+		})
 	}
 	return nil
 }

@@ -21,19 +21,6 @@ import "strings"
 // idf 1e-6 times (k1+1) = 2.2, rounded up.
 const bm25Floor = 3e-6
 
-// docTerms returns the distinct countable words of a note's indexed text.
-func docTerms(title, body, tags string) map[string]struct{} {
-	out := make(map[string]struct{}, 64)
-	for _, s := range []string{title, body, tags} {
-		asciiRuns(s, func(w string) {
-			if _, ok := out[w]; !ok {
-				out[strings.Clone(w)] = struct{}{}
-			}
-		})
-	}
-	return out
-}
-
 // asciiRuns calls fn with each lower-cased run of ASCII letters/digits
 // that is bounded by ASCII non-alphanumeric bytes or the ends of s. Runs
 // containing non-ASCII bytes are skipped entirely. The string passed to

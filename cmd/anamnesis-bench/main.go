@@ -22,6 +22,7 @@ func main() {
 	dir := flag.String("dir", "bench-out", "directory for generated stores (reused between runs)")
 	bin := flag.String("bin", "", "anamnesis binary for process timings (empty: skip)")
 	queries := flag.Int("queries", 2000, "in-process search queries per size")
+	syncSizes := flag.String("sync-sizes", "10000", "store sizes for the sync figures (empty: skip)")
 	flag.Parse()
 
 	var cfg bench.Config
@@ -62,6 +63,49 @@ func main() {
 	row("`anamnesis search` process p95", func(f bench.Figures) string { return ms(f.ProcSearchP95) })
 	row("`anamnesis write` process p50", func(f bench.Figures) string { return ms(f.ProcWriteP50) })
 	row("Store.Write throughput (fsync + index each)", func(f bench.Figures) string { return fmt.Sprintf("%.0f notes/s", f.WritesPerSecond) })
+	w.Flush()
+
+	var sf []bench.SyncFigures
+	for _, s := range strings.Split(*syncSizes, ",") {
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: bad sync size %q\n", s)
+			os.Exit(2)
+		}
+		f, err := bench.RunSync(context.Background(), cfg, n)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: sync %d: %v\n", n, err)
+			os.Exit(1)
+		}
+		sf = append(sf, f)
+	}
+	if len(sf) == 0 {
+		return
+	}
+	fmt.Println()
+	w = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	var hdr []string
+	for _, f := range sf {
+		hdr = append(hdr, fmt.Sprintf("%d notes", f.Notes))
+	}
+	fmt.Fprintln(w, "sync figure\t"+strings.Join(hdr, "\t"))
+	srow := func(name string, get func(bench.SyncFigures) string) {
+		cells := []string{name}
+		for _, f := range sf {
+			cells = append(cells, get(f))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	srow("sync with nothing to do (target 10k < 300 ms)", func(f bench.SyncFigures) string { return ms(f.SyncNothing) })
+	srow("sync pulling 10 edited notes, reindex included (target 10k < 500 ms)", func(f bench.SyncFigures) string { return ms(f.SyncPull10) })
+	srow("index rows touched by that pull", func(f bench.SyncFigures) string { return strconv.Itoa(f.Reindexed) })
+	srow("first sync of a full store (commit all, push)", func(f bench.SyncFigures) string { return ms(f.InitialPush) })
+	srow("first sync of an empty machine (fetch, checkout, index)", func(f bench.SyncFigures) string { return ms(f.InitialPull) })
+	srow("git status + commit decision, nothing changed", func(f bench.SyncFigures) string { return ms(f.CommitNothing) })
+	srow("git commit of one note (what a write does)", func(f bench.SyncFigures) string { return ms(f.CommitOne) })
 	w.Flush()
 }
 

@@ -288,7 +288,7 @@ func listPaths(root string) ([]string, error) {
 }
 
 // touch edits files the way an editor would: new content, new mtime.
-func touch(root string, paths []string, round int) error {
+func touch(_ string, paths []string, round int) error {
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
