@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -57,27 +58,60 @@ func Open(dir, machine string, now func() time.Time) (*Repo, error) {
 			return nil, fmt.Errorf("init git repository %s: %w", dir, err)
 		}
 	}
-	g := &Repo{dir: dir, gitDir: gitDir, r: r, machine: machine, now: now}
-	if err := g.tuneConfig(); err != nil {
-		return nil, err
-	}
-	return g, nil
+	return &Repo{dir: dir, gitDir: gitDir, r: r, machine: machine, now: now}, nil
 }
 
-// tuneConfig sets pack.window to 0: go-git otherwise searches every pair
-// of notes for deltas when it builds a pack to push, which costs seconds
-// on a first push and saves little on small text files.
-func (g *Repo) tuneConfig() error {
+// configure applies the repository settings a sync relies on: origin
+// pointing at remote (added, changed or removed as the configuration
+// says, so a remote added after a local-only start just works), and
+// pack.window 0 (go-git otherwise searches every pair of notes for deltas
+// when it builds a pack to push: seconds on a first push, little saved on
+// small text files). The caller holds the lock.
+func (g *Repo) configure(remote string, manageRemote bool) error {
 	cfg, err := g.r.Config()
 	if err != nil {
 		return fmt.Errorf("read git config: %w", err)
 	}
-	if cfg.Raw.Section("pack").Option("window") == "0" {
+	changed := false
+	if cfg.Raw.Section("pack").Option("window") != "0" {
+		cfg.Pack.Window = 0
+		cfg.Raw.Section("pack").SetOption("window", "0")
+		changed = true
+	}
+	if manageRemote {
+		cur, ok := cfg.Remotes[RemoteName]
+		switch {
+		case remote == "" && ok:
+			delete(cfg.Remotes, RemoteName)
+			cfg.Raw.RemoveSubsection("remote", RemoteName)
+			changed = true
+		case remote != "" && (!ok || len(cur.URLs) != 1 || cur.URLs[0] != remote):
+			cfg.Remotes[RemoteName] = &config.RemoteConfig{
+				Name:  RemoteName,
+				URLs:  []string{remote},
+				Fetch: []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/*")},
+			}
+			changed = true
+		}
+	}
+	if !changed {
 		return nil
 	}
-	cfg.Pack.Window = 0
-	cfg.Raw.Section("pack").SetOption("window", "0")
-	if err := g.r.SetConfig(cfg); err != nil {
+	return writeConfig(g.gitDir, cfg)
+}
+
+// writeConfig replaces .git/config atomically; go-git's SetConfig writes
+// it in place, and a process reading it meanwhile (another sync starting,
+// the git CLI) could see half a file.
+func writeConfig(gitDir string, cfg *config.Config) error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("git config: %w", err)
+	}
+	data, err := cfg.Marshal()
+	if err != nil {
+		return fmt.Errorf("encode git config: %w", err)
+	}
+	if err := note.WriteFileAtomic(filepath.Join(gitDir, "config"), data); err != nil {
 		return fmt.Errorf("write git config: %w", err)
 	}
 	return nil
@@ -113,36 +147,6 @@ func (g *Repo) Head() (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", branchRef, err)
 	}
 	return ref.Hash(), nil
-}
-
-// SetRemote points origin at url, adding or changing it as needed; an
-// empty url removes it. Applied on every sync, so a remote added after a
-// local-only start, or a changed URL, just works.
-func (g *Repo) SetRemote(url string) error {
-	cfg, err := g.r.Config()
-	if err != nil {
-		return fmt.Errorf("read git config: %w", err)
-	}
-	cur, ok := cfg.Remotes[RemoteName]
-	if url == "" {
-		if !ok {
-			return nil
-		}
-		delete(cfg.Remotes, RemoteName)
-	} else {
-		if ok && len(cur.URLs) == 1 && cur.URLs[0] == url {
-			return nil
-		}
-		cfg.Remotes[RemoteName] = &config.RemoteConfig{
-			Name:  RemoteName,
-			URLs:  []string{url},
-			Fetch: []config.RefSpec{config.RefSpec("+refs/heads/*:refs/remotes/" + RemoteName + "/*")},
-		}
-	}
-	if err := g.r.SetConfig(cfg); err != nil {
-		return fmt.Errorf("write git config: %w", err)
-	}
-	return nil
 }
 
 // entry is one file of a tree.

@@ -61,6 +61,9 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 	}
 	defer lock.Release()
 
+	if err := g.configure(opts.Remote, opts.Remote != ""); err != nil {
+		return rep, err
+	}
 	before, err := g.Head()
 	if err != nil {
 		return rep, err
@@ -73,9 +76,6 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 	rep.Committed, rep.Head = committed, head.String()
 	if opts.Remote == "" {
 		return rep, nil
-	}
-	if err := g.SetRemote(opts.Remote); err != nil {
-		return rep, err
 	}
 	auth, err := authFor(opts.Remote)
 	if err != nil {

@@ -199,7 +199,12 @@ func setLocalHooksPath(repoDir, dir string) error {
 	} else {
 		cfg.Raw.Section("core").SetOption("hooksPath", dir)
 	}
-	if err := r.SetConfig(cfg); err != nil {
+	data, err := cfg.Marshal()
+	if err != nil {
+		return fmt.Errorf("encode git config of %s: %w", repoDir, err)
+	}
+	// Atomically: a sync or the git CLI may be reading it.
+	if err := note.WriteFileAtomic(filepath.Join(repoDir, ".git", "config"), data); err != nil {
 		return fmt.Errorf("write git config of %s: %w", repoDir, err)
 	}
 	return nil

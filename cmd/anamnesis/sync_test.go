@@ -76,8 +76,10 @@ func TestSyncBetweenTwoMachines(t *testing.T) {
 	// status reports the git state.
 	r = mustOK(t, anmRemote(t, b, "laptop", hub, "", "status", "--json"))
 	var st struct {
-		Index struct{ LastIndexedCommit string `json:"last_indexed_commit"` }
-		Sync  struct {
+		Index struct {
+			LastIndexedCommit string `json:"last_indexed_commit"`
+		}
+		Sync struct {
 			Remote, Head string
 			Dirty        bool
 		}
