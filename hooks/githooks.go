@@ -48,15 +48,17 @@ func Where(repoDir string) (Plan, error) {
 		return Plan{}, fmt.Errorf("open git repository %s: %w", repoDir, err)
 	}
 	gitDir := filepath.Join(repoDir, ".git")
-	local, err := r.ConfigScoped(config.LocalScope)
+	local, err := r.Config()
 	if err != nil {
 		return Plan{}, fmt.Errorf("read git config of %s: %w", repoDir, err)
 	}
 	if p := local.Raw.Section("core").Option("hooksPath"); p != "" {
 		return Plan{Dir: resolve(repoDir, p)}, nil
 	}
+	// Each scope's own file: go-git's ConfigScoped merges typed fields
+	// only, and hooksPath is not one of them.
 	for _, scope := range []config.Scope{config.GlobalScope, config.SystemScope} {
-		c, err := r.ConfigScoped(scope)
+		c, err := config.LoadConfig(scope)
 		if err != nil {
 			continue // an unreadable global config must not stop the install
 		}
