@@ -33,6 +33,10 @@ type Repo struct {
 	r       *git.Repository
 	machine string
 	now     func() time.Time
+
+	// beforeMerge runs between fetch and merge; tests use it to edit notes
+	// at the worst moment.
+	beforeMerge func()
 }
 
 // Open opens the repository at dir, initializing it (branch main) on first

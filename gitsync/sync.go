@@ -88,7 +88,20 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 			return rep, err
 		}
 		rep.Fetched = rep.Fetched || fetched
+		if g.beforeMerge != nil {
+			g.beforeMerge()
+		}
 		res, err := g.Merge(theirs)
+		if errors.Is(err, ErrDirtyPath) && round < opts.MaxRetries {
+			// A note was edited while we merged: nothing was touched.
+			// Commit the edit and merge again.
+			if _, c, cerr := g.CommitAll(); cerr != nil {
+				return rep, fmt.Errorf("commit local notes: %w", cerr)
+			} else if c {
+				rep.Committed = true
+			}
+			continue
+		}
 		if err != nil {
 			return rep, fmt.Errorf("merge %s: %w", RemoteName+"/"+Branch, err)
 		}

@@ -520,3 +520,35 @@ func TestRandomizedConvergence(t *testing.T) {
 	}
 	t.Logf("%d rounds, %d lines written, %d files at the end (%d conflict copies), %d lost", rounds, len(introduced), len(ms[0].tree()), copies, lost)
 }
+
+// TestSyncRetriesWhenANoteChangesMidMerge: a note file appears at an
+// incoming path after the sync committed (written mid-sync). The merge
+// refuses to overwrite it, the sync commits it and merges again, and both
+// versions survive.
+func TestSyncRetriesWhenANoteChangesMidMerge(t *testing.T) {
+	hub := newHub(t)
+	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
+	b.write(mkNote(b, "b's", "b"))
+	b.sync()
+	rel := a.write(mkNote(a, "incoming", "from a"))
+	a.sync()
+	fired := 0
+	b.repo.beforeMerge = func() {
+		if fired++; fired == 1 {
+			os.MkdirAll(filepath.Dir(filepath.Join(b.repo.Dir(), rel)), 0o755)
+			os.WriteFile(filepath.Join(b.repo.Dir(), rel), []byte("written mid-sync"), 0o644)
+		}
+	}
+	rep := b.sync()
+	if rep.Rounds < 2 || !rep.Pushed || len(rep.ConflictCopies) != 1 {
+		t.Fatalf("sync should retry after the refused merge: %+v", rep)
+	}
+	all := ""
+	for _, c := range b.tree() {
+		all += c
+	}
+	if !strings.Contains(all, "written mid-sync") || !strings.Contains(all, "from a") {
+		t.Fatal("a version was lost")
+	}
+	b.fsck()
+}
