@@ -9,14 +9,14 @@ const Redacted = "[REDACTED]"
 // ordinary word, a git SHA or a ULID (see the table test).
 var secretPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`),
-	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                  // AWS access key id
-	regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`),                                  // Anthropic
-	regexp.MustCompile(`\b(?:sk|rk|pk)-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}`),         // OpenAI and similar
-	regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b`),               // Stripe
-	regexp.MustCompile(`\bgh[posru]_[A-Za-z0-9]{30,}\b`),                                // GitHub
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}\b`),                              // GitHub fine-grained
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`),                                   // GitLab
-	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`),                              // Slack
+	regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`),                                      // AWS access key id
+	regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`),                                       // Anthropic
+	regexp.MustCompile(`\b(?:sk|rk|pk)-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}`),              // OpenAI and similar
+	regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b`),                    // Stripe
+	regexp.MustCompile(`\bgh[posru]_[A-Za-z0-9]{30,}\b`),                                     // GitHub
+	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}\b`),                                   // GitHub fine-grained
+	regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`),                                        // GitLab
+	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`),                                   // Slack
 	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), // JWT
 	regexp.MustCompile(`(?i)\bBearer\s+[A-Za-z0-9._~+/\-]{12,}=*`),
 }
