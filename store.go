@@ -38,6 +38,8 @@ type Options struct {
 	Now func() time.Time
 	// Remote overrides config.json's remote (ANAMNESIS_GIT_REMOTE).
 	Remote string
+	// BusyTimeout bounds waits for another process's index lock (0: 10 s).
+	BusyTimeout time.Duration
 }
 
 // Store is an opened memory home.
@@ -50,6 +52,7 @@ type Store struct {
 	ix        *index.Index
 	git       *gitsync.Repo // opened on first use
 	remote    string
+	busy      time.Duration
 	notice    func(string)
 	now       func() time.Time
 }
@@ -70,6 +73,10 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		notice:    opts.Notice,
 		now:       opts.Now,
 		remote:    strings.TrimSpace(opts.Remote),
+		busy:      opts.BusyTimeout,
+	}
+	if s.busy <= 0 {
+		s.busy = 10 * time.Second
 	}
 	if s.notice == nil {
 		s.notice = func(string) {}
@@ -92,7 +99,7 @@ func (s *Store) openIndex(ctx context.Context) error {
 	p := filepath.Join(s.home, IndexFile)
 	_, statErr := os.Stat(p)
 	existed := statErr == nil
-	ix, needsRebuild, err := index.Open(ctx, p)
+	ix, needsRebuild, err := index.OpenWait(ctx, p, s.busy)
 	if errors.Is(err, index.ErrCorrupt) {
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			if rmErr := os.Remove(p + suffix); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
@@ -101,7 +108,7 @@ func (s *Store) openIndex(ctx context.Context) error {
 		}
 		s.notice(fmt.Sprintf("index %s was corrupt; rebuilding it from the note files", p))
 		existed = false
-		ix, needsRebuild, err = index.Open(ctx, p)
+		ix, needsRebuild, err = index.OpenWait(ctx, p, s.busy)
 	}
 	if err != nil {
 		return err
@@ -306,4 +313,44 @@ func validateFilter(f index.Filter) error {
 		return fmt.Errorf("limit %d is negative", f.Limit)
 	}
 	return nil
+}
+
+// Update rewrites an existing note (same id, same file) with new content,
+// keeping created_at and stamping updated_at. The file is replaced
+// atomically, reindexed, and committed if portable.
+func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
+	if !note.ValidID(n.ID) {
+		return "", fmt.Errorf("%q: %w", n.ID, ErrInvalidID)
+	}
+	h, err := s.ix.Get(ctx, n.ID)
+	if errors.Is(err, index.ErrNotFound) {
+		return "", fmt.Errorf("%s: %w", n.ID, ErrNotFound)
+	}
+	if err != nil {
+		return "", err
+	}
+	scope, rel, _ := note.SplitHomePath(h.Path)
+	n.Scope = scope
+	n.CreatedAt = h.CreatedAt
+	n.UpdatedAt = note.Now(s.now())
+	if err := n.Validate(); err != nil {
+		return "", err
+	}
+	t := s.tree(scope)
+	if err := note.WriteFileAtomic(t.Path(rel), note.Marshal(n)); err != nil {
+		return "", err
+	}
+	ch := s.readChange(t, rel)
+	if ch.Note == nil {
+		return "", fmt.Errorf("re-read %s: %s", h.Path, ch.File.Error)
+	}
+	if _, err := s.ix.Apply(ctx, []index.Change{ch}); err != nil {
+		return "", fmt.Errorf("index updated note %s: %w", h.Path, err)
+	}
+	if scope == note.ScopePortable {
+		if err := s.commitNote(ctx, rel); err != nil {
+			s.notice(fmt.Sprintf("note saved but not committed yet (%v); `anamnesis sync` will commit it", err))
+		}
+	}
+	return h.Path, nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -58,8 +59,15 @@ func (ix *Index) Paths() (maxScore, floored, full int64) {
 // rebuild that never finished): the caller must Rebuild from the files.
 // A file that is not a SQLite database yields ErrCorrupt.
 func Open(ctx context.Context, path string) (ix *Index, needsRebuild bool, err error) {
+	return OpenWait(ctx, path, 10*time.Second)
+}
+
+// OpenWait is Open with a bound on how long any statement waits for
+// another process's write lock (hooks use a short one: Claude Code gives
+// SessionEnd 1.5 s in all).
+func OpenWait(ctx context.Context, path string, busy time.Duration) (ix *Index, needsRebuild bool, err error) {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "cache_size(-16000)")

@@ -555,3 +555,83 @@ func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]stri
 	}
 	return out, nil
 }
+
+// FindSession returns the id of the note captured for a Claude Code
+// session (prov_session), or "" if there is none.
+func (ix *Index) FindSession(ctx context.Context, session string) (string, error) {
+	var id string
+	err := ix.db.QueryRowContext(ctx, `SELECT id FROM memories WHERE prov_session = ? AND type = 'episodic' ORDER BY created_at LIMIT 1`, session).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", ix.wrap("read", err)
+	}
+	return id, nil
+}
+
+// stopwords are never distinctive, however rare they are in a small store.
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a about above after again all also am an and any are as at be because been before being
+below between both but by can could did do does doing done down during each few for from further get got had has have
+having he her here hers him his how i if in into is it its just let me more most my no nor not now of off on once only
+or other our ours out over own please same she should so some such than thank thanks that the their theirs them then
+there these they this those through to too under until up us very was we were what when where which while who whom why
+will with would yes yet you your yours ok okay sure hi hello hey`) {
+		stopwords[w] = true
+	}
+}
+
+// DistinctiveWords returns the query's words that few notes contain: at
+// most frac of them (and at least one note), never a stopword or a word
+// under three letters. Words whose counts are unknown (non-ASCII, with
+// '_') count as distinctive. Per-prompt recall uses them: a note shares
+// an uncommon word with the prompt, or it is not recalled.
+func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64) ([]string, error) {
+	toks := wordRe.FindAllString(text, MaxQueryTokens)
+	if len(toks) == 0 {
+		return nil, nil
+	}
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer tx.Rollback()
+	var n int64
+	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	limit := int64(float64(n) * frac)
+	if limit < 1 {
+		limit = 1
+	}
+	st, err := ix.stmt(ctx, `SELECT df FROM index_terms WHERE term = ?`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	st = tx.StmtContext(ctx, st)
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range toks {
+		low := strings.ToLower(t)
+		if seen[low] || stopwords[low] || len([]rune(t)) < 3 {
+			continue
+		}
+		seen[low] = true
+		key, ok := countableToken(t)
+		if !ok {
+			out = append(out, t)
+			continue
+		}
+		var c int64
+		if err := st.QueryRowContext(ctx, key).Scan(&c); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, ix.wrap("read", err)
+		}
+		if c >= 1 && c <= limit {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}

@@ -121,35 +121,145 @@ func hooksCommand() *cli.Command {
 	}
 }
 
+// claudeHooks are the Claude Code events anamnesis handles.
+var claudeHooks = []string{"session-start", "prompt", "session-end", "pre-compact"}
+
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
-		Usage:     "entry point for git hooks (post-merge, post-checkout, post-rewrite, post-commit)",
+		Usage:     "entry point for Claude Code hooks and git hooks",
 		ArgsUsage: "NAME [ARGS...]",
-		Description: "Reconciles the index with memory/ after git changed it. Arguments git passes are only\n" +
-			"hints; the reconcile is idempotent. Never fails: problems are one line on stderr, exit 0.",
+		Description: "Claude Code (JSON on stdin): session-start injects notes of this project,\n" +
+			"prompt adds notes matching the prompt, session-end and pre-compact capture the session\n" +
+			"as an episodic note. git: post-merge, post-checkout, post-rewrite, post-commit reconcile\n" +
+			"the index. A hook never breaks the session or the git command: problems are one line on\n" +
+			"stderr, nothing on stdout, exit 0.",
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
-			if !isGitHook(name) {
-				return usagef("unknown hook %q (git hooks: %s)", name, strings.Join(hooks.GitHooks, ", "))
-			}
-			// post-rewrite gets old/new pairs on stdin; drain it so git never blocks.
-			if name == "post-rewrite" {
-				readAllLimited(c.App.Reader, "standard input")
-			}
-			s, err := openStore(c)
-			if err != nil {
-				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err)
+			switch {
+			case isGitHook(name):
+				runGitHook(c, name)
+				return nil
+			case isClaudeHook(name):
+				runClaudeHook(c, name)
 				return nil
 			}
-			defer s.Close()
-			if _, err := s.Reconcile(c.Context); err != nil {
-				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err)
-			}
-			return nil
+			return usagef("unknown hook %q (Claude Code: %s; git: %s)", name, strings.Join(claudeHooks, ", "), strings.Join(hooks.GitHooks, ", "))
 		},
 	}
+}
+
+func runGitHook(c *cli.Context, name string) {
+	defer failOpen(c, name)
+	// post-rewrite gets old/new pairs on stdin; drain it so git never blocks.
+	if name == "post-rewrite" {
+		readAllLimited(c.App.Reader, "standard input")
+	}
+	s, err := openHookStore(c)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err)
+		return
+	}
+	defer s.Close()
+	if _, err := s.Reconcile(c.Context); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err)
+	}
+}
+
+// failOpen turns a panic into the one stderr line every hook failure gets.
+func failOpen(c *cli.Context, name string) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: internal error: %v\n", name, r)
+	}
+}
+
+// openHookStore opens the store with a short lock wait: a hook must not
+// outlive Claude Code's budget because another process holds the index.
+func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
+	home, err := anamnesis.ResolveHome(c.String("home"))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(home); err != nil {
+		return nil, fmt.Errorf("no store at %s (run `anamnesis init`)", home)
+	}
+	return anamnesis.Open(c.Context, home, anamnesis.Options{
+		MachineID:   c.String("machine-id"),
+		Remote:      os.Getenv("ANAMNESIS_GIT_REMOTE"),
+		BusyTimeout: time.Second,
+		Notice:      func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
+	})
+}
+
+func runClaudeHook(c *cli.Context, name string) {
+	defer failOpen(c, name)
+	fail := func(err error) { fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err) }
+	in, err := hooks.ReadInput(c.App.Reader)
+	if err != nil {
+		fail(err)
+		return
+	}
+	s, err := openHookStore(c)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer s.Close()
+	userHome, _ := os.UserHomeDir()
+	env := hooks.Env{Store: s, UserHome: userHome}
+	var out string
+	switch name {
+	case "session-start":
+		out, err = hooks.SessionStart(c.Context, env, in)
+		if err == nil && s.Remote() != "" && (in.Source == "" || in.Source == "startup" || in.Source == "resume") {
+			spawnSync(c, s)
+		}
+	case "prompt":
+		out, err = hooks.Prompt(c.Context, env, in)
+	case "session-end", "pre-compact":
+		var res hooks.CaptureResult
+		res, err = hooks.Capture(c.Context, env, in, name)
+		if err == nil {
+			switch {
+			case res.Skipped != "":
+				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: nothing captured (%s)\n", name, res.Skipped)
+			case res.Updated:
+				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: updated session note %s\n", name, res.ID)
+			default:
+				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: wrote session note %s\n", name, res.ID)
+			}
+			if res.ID != "" && s.Remote() != "" && name == "session-end" {
+				spawnSync(c, s)
+			}
+		}
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	if out != "" {
+		fmt.Fprintln(c.App.Writer, out)
+	}
+}
+
+func spawnSync(c *cli.Context, s *anamnesis.Store) {
+	bin, err := os.Executable()
+	if err == nil {
+		err = hooks.SpawnSync(bin, s.Home())
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background sync not started: %v\n", err)
+	}
+}
+
+func isClaudeHook(name string) bool {
+	for _, h := range claudeHooks {
+		if h == name {
+			return true
+		}
+	}
+	return false
 }
 
 func isGitHook(name string) bool {

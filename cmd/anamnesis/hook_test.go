@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+)
+
+// failOpen asserts the hook contract for bad situations: exit 0, nothing
+// on stdout, exactly one line on stderr.
+func assertFailOpen(t *testing.T, name string, r result) {
+	t.Helper()
+	if r.code != 0 || r.stdout != "" || strings.Count(strings.TrimRight(r.stderr, "\n"), "\n") != 0 || r.stderr == "" {
+		t.Errorf("%s: exit %d stdout %q stderr %q", name, r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestClaudeHooksFailOpen(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "n", "--body", "b"))
+	garbage := make([]byte, 4096)
+	rand.Read(garbage)
+	for _, hook := range []string{"session-start", "prompt", "session-end", "pre-compact"} {
+		assertFailOpen(t, hook+" empty stdin", anm(t, home, "", "hook", hook))
+		assertFailOpen(t, hook+" bad json", anm(t, home, `{"session_id": `, "hook", hook))
+		assertFailOpen(t, hook+" not an object", anm(t, home, `[1,2,3]`, "hook", hook))
+		assertFailOpen(t, hook+" binary", anm(t, home, string(garbage), "hook", hook))
+		assertFailOpen(t, hook+" missing store", anm(t, filepath.Join(t.TempDir(), "nope"), `{"session_id":"s","cwd":"/tmp"}`, "hook", hook))
+	}
+	big := `{"prompt":"` + strings.Repeat("a", 20<<20) + `"}`
+	assertFailOpen(t, "prompt 20 MB stdin", anm(t, home, big, "hook", "prompt"))
+	assertFailOpen(t, "session-end missing transcript", anm(t, home, `{"session_id":"s","transcript_path":"/no/such/file.jsonl"}`, "hook", "session-end"))
+	if _, err := os.Stat(filepath.Join(filepath.Dir(home), "nope")); err == nil {
+		t.Error("a hook created a store it was not asked for")
+	}
+}
+
+func TestCaptureWithLockedIndexFailsOpenFast(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "n", "--body", "b"))
+	db, err := sql.Open("sqlite", filepath.Join(home, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx0())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx0(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx0(), "ROLLBACK")
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(tr, []byte(`{"type":"user","sessionId":"s9","message":{"role":"user","content":"remember that the build needs make 4.3"}}`+"\n"), 0o644)
+	start := time.Now()
+	r := anm(t, home, `{"session_id":"s9","transcript_path":"`+tr+`","cwd":"/tmp"}`, "hook", "session-end")
+	assertFailOpen(t, "session-end with a locked index", r)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("hook took %v with a locked index", took)
+	}
+	conn.ExecContext(ctx0(), "ROLLBACK")
+	// Nothing half-done: no orphan note file is left behind.
+	matches, _ := filepath.Glob(filepath.Join(home, "memory", "episodic", "*.md"))
+	if len(matches) != 0 {
+		t.Errorf("a failed capture left %v", matches)
+	}
+}
+
+func TestSessionStartHookOutput(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "User prefers tabs", "--body", "gofmt style"))
+	r := mustOK(t, anm(t, home, `{"session_id":"s1","cwd":"/tmp","source":"startup"}`, "hook", "session-start"))
+	if !strings.HasPrefix(r.stdout, `{"hookSpecificOutput":{"additionalContext":"<anamnesis-memory`) || !strings.Contains(r.stdout, `"hookEventName":"SessionStart"`) {
+		t.Errorf("stdout %s", r.stdout)
+	}
+	var buf bytes.Buffer
+	cmd := exec.Command(binary, "hook", "session-start")
+	cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home)
+	cmd.Stdin = strings.NewReader(`{"session_id":"s1"}`)
+	cmd.Stdout = &buf
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ctx0() context.Context { return context.Background() }

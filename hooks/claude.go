@@ -1,0 +1,412 @@
+package hooks
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// Defaults of the Claude Code hooks.
+const (
+	// ContextBudget bounds injected text. Claude Code caps hook output at
+	// 10,000 characters and moves anything longer to a file; staying well
+	// under keeps the notes in Claude's context.
+	ContextBudget = 8000
+	// DefaultK is how many project notes SessionStart injects.
+	DefaultK = 8
+	// maxEpisodic is how many recent session notes SessionStart includes.
+	maxEpisodic = 2
+	// PromptK is how many notes one prompt may add.
+	PromptK = 3
+	// PromptBudget bounds what one prompt adds.
+	PromptBudget = 4000
+	// stateTTL: per-session state older than this is removed.
+	stateTTL = 14 * 24 * time.Hour
+)
+
+// DistinctiveFraction is the relevance floor of per-prompt recall: a note
+// is recalled only if it shares with the prompt a word that at most this
+// fraction of notes contain. A fixed bm25 score cannot serve (scores grow
+// with the store); CONTRIBUTING.md has the measurements behind the value.
+const DistinctiveFraction = 0.02
+
+// Env is what the Claude Code hooks need besides their stdin.
+type Env struct {
+	Store    *anamnesis.Store
+	UserHome string // the project-marker search stops below it
+	K        int    // project notes at SessionStart (0: DefaultK)
+	Budget   int    // characters of context (0: ContextBudget)
+}
+
+func (e Env) stateDir() string { return filepath.Join(e.Store.Home(), "state") }
+
+// Output renders the hook JSON Claude Code expects for context injection.
+func Output(event, context string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep <anamnesis-memory> readable in logs and transcripts
+	enc.Encode(map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": context}})
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// SessionStart selects the notes to inject as the Python tool does (every
+// global note, then up to k notes of the current project, durable notes
+// first and at most two recent session notes not yet reflected), renders
+// them within the budget (whole notes only), and returns the hook output
+// ("" when there is nothing to say).
+func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
+	project := ProjectKey(in.Cwd, env.UserHome)
+	k := env.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	notes, total, err := selectInject(ctx, env.Store, project, k)
+	if err != nil {
+		return "", err
+	}
+	if len(notes) == 0 {
+		return "", nil
+	}
+	budget := env.Budget
+	if budget <= 0 {
+		budget = ContextBudget
+	}
+	head := fmt.Sprintf("<anamnesis-memory project=%q>\nNotes from anamnesis memory, shared across this user's machines (project %s). They record facts, decisions and past sessions; the memory_search tool finds more.\n", project, project)
+	body, ids := renderNotes(notes, budget-len(head)-200)
+	left := total - len(ids)
+	tail := ""
+	if left > 0 {
+		tail = fmt.Sprintf("\n%d more notes of this project and of global memory were left out here; memory_search finds them.\n", left)
+	}
+	text := head + body + tail + "</anamnesis-memory>"
+	if len(ids) > 0 && in.SessionID != "" {
+		if err := rememberInjected(env.stateDir(), in.SessionID, ids); err != nil {
+			return "", err
+		}
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	return Output("SessionStart", text), nil
+}
+
+func selectInject(ctx context.Context, s *anamnesis.Store, project string, k int) ([]index.Hit, int, error) {
+	sup, err := s.Index().SupersededIDs(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	hidden := map[string]bool{}
+	for _, id := range sup {
+		hidden[id] = true
+	}
+	live := func(hs []index.Hit) []index.Hit {
+		var out []index.Hit
+		for _, h := range hs {
+			if !hidden[h.ID] {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	global, err := s.List(ctx, index.Filter{Project: note.DefaultProject})
+	if err != nil {
+		return nil, 0, err
+	}
+	global = live(global)
+	var durable, episodic []index.Hit
+	total := len(global)
+	if project != note.DefaultProject {
+		all, err := s.List(ctx, index.Filter{Project: project})
+		if err != nil {
+			return nil, 0, err
+		}
+		all = live(all)
+		total += len(all)
+		for _, h := range all {
+			switch {
+			case h.Type != note.TypeEpisodic:
+				durable = append(durable, h)
+			case len(episodic) < maxEpisodic && !contains(h.Tags, "reflected"):
+				episodic = append(episodic, h)
+			}
+		}
+		// List is newest first; among equal times, higher confidence first.
+		stableSortBy(durable, func(a, b index.Hit) bool { return a.UpdatedAt == b.UpdatedAt && a.Confidence > b.Confidence })
+	}
+	reserve := min(len(episodic), k)
+	sel := append([]index.Hit{}, global...)
+	if n := k - reserve; n < len(durable) {
+		durable = durable[:n]
+	}
+	sel = append(sel, durable...)
+	sel = append(sel, episodic[:reserve]...)
+	return sel, total, nil
+}
+
+func stableSortBy(hs []index.Hit, before func(a, b index.Hit) bool) {
+	for i := 1; i < len(hs); i++ {
+		for j := i; j > 0 && before(hs[j], hs[j-1]); j-- {
+			hs[j], hs[j-1] = hs[j-1], hs[j]
+		}
+	}
+}
+
+// renderNotes writes whole notes in order while they fit in budget
+// characters, skipping any that would not fit.
+func renderNotes(notes []index.Hit, budget int) (string, []string) {
+	var b strings.Builder
+	var ids []string
+	for _, h := range notes {
+		part := renderNote(h)
+		if b.Len()+len(part) > budget {
+			continue
+		}
+		b.WriteString(part)
+		ids = append(ids, h.ID)
+	}
+	return b.String(), ids
+}
+
+func renderNote(h index.Hit) string {
+	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", h.Project, h.MachineID, dateOf(h.UpdatedAt), h.ID)
+	if h.ProvSource != note.DefaultProvSource || h.Confidence < 1.0 {
+		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
+	}
+	if v, ok := conflictOf(h); ok {
+		meta += " | conflict copy of " + v
+	}
+	out := fmt.Sprintf("\n## [%s] %s\n%s_\n", h.Type, h.Title, meta)
+	if body := strings.TrimSpace(h.Body); body != "" {
+		out += "\n" + body + "\n"
+	}
+	return out
+}
+
+func conflictOf(h index.Hit) (string, bool) {
+	return h.ExtraValue("conflict_of")
+}
+
+func dateOf(ts string) string {
+	if len(ts) >= 10 {
+		return ts[:10]
+	}
+	return ts
+}
+
+// Prompt searches the prompt and returns the best few notes this session
+// has not seen yet, above the relevance floor; "" otherwise.
+func Prompt(ctx context.Context, env Env, in Input) (string, error) {
+	if strings.TrimSpace(in.Prompt) == "" {
+		return "", nil
+	}
+	words, err := env.Store.Index().DistinctiveWords(ctx, in.Prompt, DistinctiveFraction)
+	if err != nil || len(words) == 0 {
+		return "", err
+	}
+	hits, err := env.Store.Search(ctx, strings.Join(words, " "), index.Filter{Limit: PromptK * 3})
+	if err != nil || len(hits) == 0 {
+		return "", err
+	}
+	seen, err := injected(env.stateDir(), in.SessionID)
+	if err != nil {
+		return "", err
+	}
+	var fresh []index.Hit
+	for _, h := range hits {
+		if seen[h.ID] {
+			continue
+		}
+		fresh = append(fresh, h)
+		if len(fresh) == PromptK {
+			break
+		}
+	}
+	if len(fresh) == 0 {
+		return "", nil
+	}
+	head := "<anamnesis-memory source=\"prompt\">\nNotes from anamnesis memory that match this prompt:\n"
+	body, ids := renderNotes(fresh, PromptBudget-len(head))
+	if len(ids) == 0 {
+		return "", nil
+	}
+	if in.SessionID != "" {
+		if err := rememberInjected(env.stateDir(), in.SessionID, ids); err != nil {
+			return "", err
+		}
+	}
+	return Output("UserPromptSubmit", head+body+"</anamnesis-memory>"), nil
+}
+
+// CaptureResult says what a capture did.
+type CaptureResult struct {
+	ID, Path string
+	Updated  bool   // an earlier capture of this session was updated
+	Skipped  string // why nothing was written
+}
+
+// Capture turns the session transcript into one episodic note (redacted),
+// or updates the note an earlier capture of the same session wrote (a
+// PreCompact followed by SessionEnd), and commits it.
+func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResult, error) {
+	if in.TranscriptPath == "" {
+		return CaptureResult{Skipped: "no transcript_path in the hook input"}, nil
+	}
+	sess, err := ParseTranscript(in.TranscriptPath)
+	if err != nil {
+		return CaptureResult{}, err
+	}
+	if sess.SessionID == "" {
+		sess.SessionID = in.SessionID
+	}
+	cwd := sess.Cwd
+	if cwd == "" {
+		cwd = in.Cwd
+	}
+	if IsTrivial(sess) {
+		return CaptureResult{Skipped: "trivial session"}, nil
+	}
+	// Redact the raw texts before the summary clips them: a clipped secret
+	// no longer has the shape the patterns recognise.
+	sess.FirstPrompt, sess.LastOutcome = Redact(sess.FirstPrompt), Redact(sess.LastOutcome)
+	for i, f := range sess.FilesTouched {
+		sess.FilesTouched[i] = Redact(f)
+	}
+	title, body := Summarize(sess)
+	title, body = Redact(title), Redact(body)
+	project := ProjectKey(cwd, env.UserHome)
+	tags := []string{"session", source}
+	if sess.SessionID != "" {
+		if id, err := env.Store.Index().FindSession(ctx, sess.SessionID); err != nil {
+			return CaptureResult{}, err
+		} else if id != "" {
+			prev, _, err := env.Store.Get(ctx, id)
+			if err == nil {
+				prev.Title, prev.Body, prev.Project = title, body, project
+				for _, t := range tags {
+					if !contains(prev.Tags, t) {
+						prev.Tags = append(prev.Tags, t)
+					}
+				}
+				path, err := env.Store.Update(ctx, prev)
+				if err != nil {
+					return CaptureResult{}, err
+				}
+				return CaptureResult{ID: id, Path: path, Updated: true}, nil
+			}
+		}
+	}
+	n, path, err := env.Store.Write(ctx, anamnesis.WriteRequest{
+		Type: note.TypeEpisodic, Title: title, Body: body, Project: project, Tags: tags,
+		ProvSource: "session-end", ProvSession: sess.SessionID,
+	})
+	if err != nil {
+		return CaptureResult{}, err
+	}
+	return CaptureResult{ID: n.ID, Path: path}, nil
+}
+
+// sessionFile keeps per-session state outside memory/ (it is machine
+// local); the session id is hashed so it can never name a path.
+func sessionFile(dir, session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return filepath.Join(dir, "sessions", hex.EncodeToString(sum[:12])+".json")
+}
+
+type sessionState struct {
+	Injected []string `json:"injected"`
+}
+
+func injected(dir, session string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if session == "" {
+		return out, nil
+	}
+	data, err := os.ReadFile(sessionFile(dir, session))
+	if errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read session state: %w", err)
+	}
+	var st sessionState
+	if json.Unmarshal(data, &st) != nil {
+		return out, nil // a damaged state file only means notes may repeat
+	}
+	for _, id := range st.Injected {
+		out[id] = true
+	}
+	return out, nil
+}
+
+func rememberInjected(dir, session string, ids []string) error {
+	seen, err := injected(dir, session)
+	if err != nil {
+		return err
+	}
+	st := sessionState{}
+	for id := range seen {
+		st.Injected = append(st.Injected, id)
+	}
+	for _, id := range ids {
+		if !seen[id] {
+			st.Injected = append(st.Injected, id)
+		}
+	}
+	data, _ := json.Marshal(st)
+	if err := note.WriteFileAtomic(sessionFile(dir, session), data); err != nil {
+		return fmt.Errorf("write session state: %w", err)
+	}
+	pruneState(filepath.Join(dir, "sessions"))
+	return nil
+}
+
+// pruneState removes session state of sessions long over; best effort.
+func pruneState(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) < 64 {
+		return
+	}
+	cutoff := time.Now().Add(-stateTTL)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// SpawnSync starts `anamnesis sync` detached (own session, no stdio
+// attached to the hook), so the hook returns at once and Claude Code
+// never waits for the network. Output goes to <home>/state/sync.log.
+func SpawnSync(binary, storeHome string) error {
+	dir := filepath.Join(storeHome, "state")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "sync.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(binary, "--home", storeHome, "sync")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start background sync: %w", err)
+	}
+	return cmd.Process.Release()
+}

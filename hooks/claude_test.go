@@ -1,0 +1,206 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+var ctx = context.Background()
+
+func store(t *testing.T) *anamnesis.Store {
+	t.Helper()
+	s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func projectDir(t *testing.T, key string) (cwd, userHome string) {
+	userHome = t.TempDir()
+	cwd = filepath.Join(userHome, "src", "app")
+	os.MkdirAll(filepath.Join(cwd, ".anamnesis"), 0o755)
+	os.WriteFile(filepath.Join(cwd, ".anamnesis", "project"), []byte(key), 0o644)
+	return cwd, userHome
+}
+
+func context_(t *testing.T, out, event string) string {
+	t.Helper()
+	var o struct {
+		HookSpecificOutput struct {
+			HookEventName     string `json:"hookEventName"`
+			AdditionalContext string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(out), &o); err != nil {
+		t.Fatalf("output is not the hook JSON: %v\n%s", err, out)
+	}
+	if o.HookSpecificOutput.HookEventName != event {
+		t.Fatalf("hookEventName %q", o.HookSpecificOutput.HookEventName)
+	}
+	return o.HookSpecificOutput.AdditionalContext
+}
+
+func write(t *testing.T, s *anamnesis.Store, r anamnesis.WriteRequest) *note.Note {
+	t.Helper()
+	n, _, err := s.Write(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestSessionStartSelectsAndRenders(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "demo")
+	g := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "User prefers tabs", Body: "Go code uses tabs."})
+	old := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "old fact", Body: "outdated", Project: "demo"})
+	write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "new fact", Body: "current", Project: "demo", Supersedes: []string{old.ID}})
+	write(t, s, anamnesis.WriteRequest{Type: "procedural", Title: "Deploy", Body: "make release", Project: "demo"})
+	write(t, s, anamnesis.WriteRequest{Type: "episodic", Title: "reflected session", Body: "x", Project: "demo", Tags: []string{"reflected"}})
+	for i := 0; i < 3; i++ {
+		write(t, s, anamnesis.WriteRequest{Type: "episodic", Title: fmt.Sprintf("session %d", i), Body: "did things", Project: "demo"})
+	}
+	write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "other project", Body: "nope", Project: "elsewhere"})
+	out, err := SessionStart(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "s1", Cwd: cwd, Source: "startup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := context_(t, out, "SessionStart")
+	for _, want := range []string{g.Title, "new fact", "Deploy", "session 2", "session 1", `project="demo"`, "memory_search"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("context lacks %q:\n%s", want, c)
+		}
+	}
+	for _, not := range []string{"old fact", "reflected session", "session 0", "other project"} {
+		if strings.Contains(c, not) {
+			t.Errorf("context should not have %q", not)
+		}
+	}
+	if !strings.HasPrefix(c, "<anamnesis-memory") || !strings.HasSuffix(c, "</anamnesis-memory>") {
+		t.Error("context not wrapped")
+	}
+}
+
+func TestSessionStartStaysWithinBudget(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "big")
+	long := strings.Repeat("A long paragraph of remembered detail. ", 60) // ~2,400 chars
+	for i := 0; i < 12; i++ {
+		write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: fmt.Sprintf("global %d", i), Body: long})
+	}
+	huge := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "huge", Body: strings.Repeat("x", 20000), Project: "big"})
+	write(t, s, anamnesis.WriteRequest{Type: "procedural", Title: "small project note", Body: "short", Project: "big"})
+	out, err := SessionStart(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "s1", Cwd: cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := context_(t, out, "SessionStart")
+	if len(out) > 10000 || len(c) > ContextBudget {
+		t.Fatalf("context %d chars, output %d", len(c), len(out))
+	}
+	if strings.Contains(c, huge.Title+"\n") || !strings.Contains(c, "small project note") {
+		t.Error("whole notes only, smaller later notes still fit")
+	}
+	if !strings.Contains(c, "more notes of this project and of global memory were left out") {
+		t.Errorf("does not say what was left out:\n%s", c[len(c)-300:])
+	}
+	if n := strings.Count(c, strings.TrimSpace(long)); n == 0 || n != strings.Count(c, "## [semantic] global") {
+		t.Errorf("a note was cut in the middle (%d bodies)", n)
+	}
+}
+
+func TestPromptRecallsOncePerSession(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "demo")
+	wal := write(t, s, anamnesis.WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Body: "Set busy_timeout on every connection to avoid lock errors.", Project: "demo"})
+	for i := 0; i < 60; i++ {
+		write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: fmt.Sprintf("filler %d", i), Body: "the project uses go and make and tests", Project: "demo"})
+	}
+	env := Env{Store: s, UserHome: uh}
+	in := Input{SessionID: "s1", Cwd: cwd, Prompt: "why do I get sqlite lock errors under load?"}
+	out, err := Prompt(ctx, env, in)
+	if err != nil || !strings.Contains(context_(t, out, "UserPromptSubmit"), wal.Title) {
+		t.Fatalf("first prompt: %v %s", err, out)
+	}
+	if out, _ := Prompt(ctx, env, in); out != "" {
+		t.Errorf("the same note was recalled twice in one session: %s", out)
+	}
+	if out, _ := Prompt(ctx, env, Input{SessionID: "s2", Cwd: cwd, Prompt: in.Prompt}); out == "" {
+		t.Error("another session should get it")
+	}
+	for _, chat := range []string{"thanks, looks good", "please run the tests again", "", "ok"} {
+		if out, _ := Prompt(ctx, env, Input{SessionID: "s3", Cwd: cwd, Prompt: chat}); out != "" {
+			t.Errorf("chit-chat %q recalled notes: %s", chat, out)
+		}
+	}
+}
+
+func TestPromptSkipsNotesInjectedAtSessionStart(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "demo")
+	wal := write(t, s, anamnesis.WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Body: "Set busy_timeout to avoid lock errors.", Project: "demo"})
+	write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "filler", Body: "unrelated words", Project: "demo"})
+	env := Env{Store: s, UserHome: uh}
+	out, _ := SessionStart(ctx, env, Input{SessionID: "s4", Cwd: cwd})
+	if !strings.Contains(out, wal.Title) {
+		t.Fatalf("setup: WAL note not injected at start: %s", out)
+	}
+	if out, _ := Prompt(ctx, env, Input{SessionID: "s4", Cwd: cwd, Prompt: "sqlite lock errors again"}); strings.Contains(out, wal.Title) {
+		t.Error("a note injected at SessionStart was recalled again")
+	}
+	if out, _ := Prompt(ctx, env, Input{SessionID: "s5", Cwd: cwd, Prompt: "sqlite lock errors again"}); !strings.Contains(out, wal.Title) {
+		t.Errorf("a small store should still recall by distinctive words: %q", out)
+	}
+}
+
+func TestCaptureWritesOneNotePerSession(t *testing.T) {
+	s := store(t)
+	_, uh := projectDir(t, "demo")
+	env := Env{Store: s, UserHome: uh}
+	in := Input{SessionID: "from-hook", TranscriptPath: "testdata/transcript.jsonl"}
+	r1, err := Capture(ctx, env, in, "pre-compact")
+	if err != nil || r1.ID == "" || r1.Updated {
+		t.Fatalf("pre-compact: %+v %v", r1, err)
+	}
+	r2, err := Capture(ctx, env, in, "session-end")
+	if err != nil || r2.ID != r1.ID || !r2.Updated {
+		t.Fatalf("session-end should update the same note: %+v %v", r2, err)
+	}
+	n, _, err := s.Get(ctx, r1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Type != "episodic" || n.ProvSession != "55550000-0000-4000-8000-000000000001" || n.ProvSource != "session-end" ||
+		n.Project != "example-app" || strings.Join(n.Tags, ",") != "session,pre-compact,session-end" {
+		t.Errorf("note %+v", n)
+	}
+	if strings.Contains(n.Title+n.Body, "ghp_") || !strings.Contains(n.Body, Redacted) {
+		t.Errorf("secret not redacted: %q %q", n.Title, n.Body)
+	}
+	if !strings.Contains(n.Body, "login_test.go") || !strings.Contains(n.Body, "**Branch:** feature/login") {
+		t.Errorf("summary: %s", n.Body)
+	}
+	list, _ := s.List(ctx, anamnesisFilterEpisodic())
+	if len(list) != 1 {
+		t.Errorf("%d episodic notes, want 1", len(list))
+	}
+	// A trivial session writes nothing.
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(p, []byte(`{"type":"user","message":{"role":"user","content":"/clear"}}`+"\n"), 0o644)
+	if r, err := Capture(ctx, env, Input{SessionID: "x", TranscriptPath: p}, "session-end"); err != nil || r.Skipped == "" {
+		t.Errorf("trivial: %+v %v", r, err)
+	}
+}
+
+func anamnesisFilterEpisodic() index.Filter { return index.Filter{Type: note.TypeEpisodic} }
