@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 // ConfigFile is the machine-local settings file inside a home.
@@ -87,4 +89,38 @@ func ResolveMachineID(explicit string, cfg Config) string {
 		return h
 	}
 	return "unknown"
+}
+
+// SaveConfig writes <home>/config.json atomically with mode 0600, keeping
+// keys this package does not know (the Python tool's reflection block)
+// and backing up the previous file once as config.json.bak.
+func SaveConfig(home string, c Config) error {
+	if c.raw == nil {
+		c.raw = map[string]json.RawMessage{}
+	}
+	for key, v := range map[string]string{"machine_id": c.MachineID, "remote": c.Remote} {
+		if v == "" {
+			delete(c.raw, key)
+			continue
+		}
+		b, _ := json.Marshal(v)
+		c.raw[key] = b
+	}
+	data, err := json.MarshalIndent(c.raw, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	p := filepath.Join(home, ConfigFile)
+	if old, err := os.ReadFile(p); err == nil {
+		if _, err := os.Stat(p + ".bak"); errors.Is(err, fs.ErrNotExist) {
+			os.WriteFile(p+".bak", old, 0o600)
+		}
+	}
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", home, err)
+	}
+	if err := note.WriteFileAtomic(p, append(data, '\n')); err != nil {
+		return err
+	}
+	return os.Chmod(p, 0o600)
 }

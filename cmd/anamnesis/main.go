@@ -79,6 +79,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			statusCommand(),
 			doctorCommand(),
 			reindexCommand(),
+			initCommand(),
+			uninstallCommand(),
 			syncCommand(),
 			hooksCommand(),
 			hookCommand(),

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// anmUser runs the CLI as a user whose home directory is userHome.
+func anmUser(t *testing.T, userHome string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CLAUDE_CONFIG_DIR=") && !strings.HasPrefix(e, "ANAMNESIS_") && !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	cmd.Env = append(env, "HOME="+userHome, "PATH=/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box") // no `claude` on PATH
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+const userSettings = `{
+  "model": "opus",
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo check"}]}],
+    "SessionStart": [
+      {"matcher": "startup|resume|clear", "hooks": [{"type": "command", "command": "ANAMNESIS_MACHINE_ID=box uv run --project /x/server anamnesis inject", "timeout": 15}]},
+      {"hooks": [{"type": "command", "command": "echo mine"}]}
+    ]
+  },
+  "statusLine": {"type": "command", "command": "echo <status>"}
+}
+`
+
+func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
+	uh := t.TempDir()
+	settings := filepath.Join(uh, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte(userSettings), 0o644)
+
+	r := mustOK(t, anmUser(t, uh, "init", "--print", "--local-only"))
+	if !strings.Contains(r.stdout, "nothing was written") {
+		t.Errorf("--print: %s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(uh, ".anamnesis")); err == nil {
+		t.Fatal("--print created the store")
+	}
+	if data, _ := os.ReadFile(settings); string(data) != userSettings {
+		t.Fatal("--print changed settings.json")
+	}
+
+	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only"))
+	first, _ := os.ReadFile(settings)
+	s := string(first)
+	for _, want := range []string{"echo check", "echo mine", "echo <status>", `"model": "opus"`, "hook session-start", "hook prompt", "hook session-end", "hook pre-compact"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("settings.json lacks %q", want)
+		}
+	}
+	if strings.Contains(s, "anamnesis inject") {
+		t.Error("the Python tool's hook was not replaced")
+	}
+	if bak, _ := os.ReadFile(settings + ".bak"); string(bak) != userSettings {
+		t.Error("no backup of the original settings")
+	}
+	if fi, _ := os.Stat(settings); fi.Mode().Perm() != 0o600 {
+		t.Errorf("settings mode %v", fi.Mode().Perm())
+	}
+	cfg, _ := os.ReadFile(filepath.Join(uh, ".anamnesis", "config.json"))
+	if !strings.Contains(string(cfg), `"machine_id": "box"`) || strings.Contains(string(cfg), "remote") {
+		t.Errorf("config.json: %s", cfg)
+	}
+	if mcp, _ := os.ReadFile(filepath.Join(uh, ".claude.json")); !strings.Contains(string(mcp), `"anamnesis"`) || !strings.Contains(string(mcp), `"mcp"`) {
+		t.Errorf("MCP not registered in ~/.claude.json: %s", mcp)
+	}
+	if _, err := os.Stat(filepath.Join(uh, ".anamnesis", "memory", ".git", "hooks", "post-merge")); err != nil {
+		t.Error("git hooks not installed")
+	}
+
+	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only"))
+	second, _ := os.ReadFile(settings)
+	if string(second) != string(first) {
+		t.Error("a second init changed settings.json")
+	}
+	if strings.Count(string(second), "hook session-start") != 1 {
+		t.Error("hooks duplicated")
+	}
+
+	mustOK(t, anmUser(t, uh, "uninstall"))
+	after, _ := os.ReadFile(settings)
+	for _, want := range []string{"echo check", "echo mine", "echo <status>"} {
+		if !strings.Contains(string(after), want) {
+			t.Errorf("uninstall removed %q", want)
+		}
+	}
+	if strings.Contains(string(after), "anamnesis") {
+		t.Errorf("uninstall left anamnesis in settings.json:\n%s", after)
+	}
+	if mcp, _ := os.ReadFile(filepath.Join(uh, ".claude.json")); strings.Contains(string(mcp), `"anamnesis"`) {
+		t.Error("MCP registration not removed")
+	}
+	if _, err := os.Stat(filepath.Join(uh, ".anamnesis", "memory")); err != nil {
+		t.Error("uninstall must keep the notes")
+	}
+}
+
+func TestInitRefusesBrokenSettings(t *testing.T) {
+	uh := t.TempDir()
+	settings := filepath.Join(uh, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	os.WriteFile(settings, []byte(`{"hooks": {`), 0o644)
+	r := anmUser(t, uh, "init", "--yes")
+	if r.code != 1 || !strings.Contains(r.stderr, "not valid JSON") {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(uh, ".anamnesis")); err == nil {
+		t.Error("init created the store before refusing")
+	}
+	if data, _ := os.ReadFile(settings); string(data) != `{"hooks": {` {
+		t.Error("broken settings.json was modified")
+	}
+}
+
+func TestInitRespectsClaudeConfigDirAndRemote(t *testing.T) {
+	uh := t.TempDir()
+	cdir := filepath.Join(t.TempDir(), "claude-config")
+	hub := bareHub(t)
+	cmd := exec.Command(binary, "init", "--yes", "--remote", hub)
+	cmd.Env = append(os.Environ(), "HOME="+uh, "CLAUDE_CONFIG_DIR="+cdir, "PATH=/usr/bin:/bin", "ANAMNESIS_HOME=", "ANAMNESIS_GIT_REMOTE=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if data, err := os.ReadFile(filepath.Join(cdir, "settings.json")); err != nil || !strings.Contains(string(data), "hook session-start") {
+		t.Errorf("CLAUDE_CONFIG_DIR not used: %v %s", err, data)
+	}
+	if _, err := os.Stat(filepath.Join(cdir, ".claude.json")); err != nil {
+		t.Error("MCP config not under CLAUDE_CONFIG_DIR")
+	}
+	cfg, _ := os.ReadFile(filepath.Join(uh, ".anamnesis", "config.json"))
+	if !strings.Contains(string(cfg), hub) {
+		t.Errorf("remote not recorded: %s", cfg)
+	}
+	// The first sync ran against the hub (the empty store pushes nothing, but origin is set).
+	if out, _ := exec.Command("git", "-C", filepath.Join(uh, ".anamnesis", "memory"), "remote", "get-url", "origin").Output(); strings.TrimSpace(string(out)) != hub {
+		t.Errorf("origin %q", out)
+	}
+}

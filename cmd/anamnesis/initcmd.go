@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/hooks"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/urfave/cli/v2"
+)
+
+func initCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "init",
+		Usage: "set up memory on this machine: store, remote, git hooks, Claude Code hooks, MCP server, first sync",
+		Description: "Creates the store (--home, default ~/.anamnesis), records this machine's id and the\n" +
+			"remote in config.json, installs the git hooks, adds the anamnesis hooks to Claude Code's\n" +
+			"settings.json ($CLAUDE_CONFIG_DIR or ~/.claude; a backup is kept as settings.json.bak;\n" +
+			"unrelated hooks are kept, earlier anamnesis entries replaced), registers the MCP server at\n" +
+			"user scope (with `claude mcp add`, or in ~/.claude.json when claude is not on PATH) and\n" +
+			"runs a first sync. Running it again changes nothing. --print shows the plan and writes\n" +
+			"nothing. `anamnesis uninstall` removes exactly what init added (notes are kept).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "remote", Usage: "sync remote: a bare repo path, file://, ssh://, user@host:path or http(s)://"},
+			&cli.BoolFlag{Name: "local-only", Usage: "no remote (and forget one configured before)"},
+			&cli.BoolFlag{Name: "print", Usage: "show what would be done and write nothing"},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation"},
+			&cli.BoolFlag{Name: "no-claude", Usage: "leave Claude Code's settings.json alone"},
+			&cli.BoolFlag{Name: "no-mcp", Usage: "do not register the MCP server"},
+			&cli.BoolFlag{Name: "no-git-hooks", Usage: "do not install git hooks in memory/"},
+			&cli.BoolFlag{Name: "no-sync", Usage: "do not run a first sync"},
+			&cli.BoolFlag{Name: "uninstall", Usage: "remove what init added (same as `anamnesis uninstall`)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Bool("uninstall") {
+				return runUninstall(c)
+			}
+			return runInit(c)
+		},
+	}
+}
+
+func uninstallCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "uninstall",
+		Usage: "remove the Claude Code hooks, MCP registration and git hooks init added (notes are kept)",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "print", Usage: "show what would be removed"}},
+		Action: func(c *cli.Context) error {
+			return runUninstall(c)
+		},
+	}
+}
+
+type setup struct {
+	home, machine, remote, binary, userHome, claudeDir string
+}
+
+func resolveSetup(c *cli.Context) (setup, error) {
+	var s setup
+	var err error
+	if s.home, err = anamnesis.ResolveHome(c.String("home")); err != nil {
+		return s, err
+	}
+	cfg, err := anamnesis.LoadConfig(s.home)
+	if err != nil {
+		return s, err
+	}
+	s.machine = anamnesis.ResolveMachineID(c.String("machine-id"), cfg)
+	s.remote = cfg.Remote
+	if env := os.Getenv("ANAMNESIS_GIT_REMOTE"); env != "" {
+		s.remote = env
+	}
+	if c.IsSet("remote") {
+		s.remote = c.String("remote")
+	}
+	if c.Bool("local-only") {
+		s.remote = ""
+	}
+	if s.binary, err = os.Executable(); err != nil {
+		return s, fmt.Errorf("find the anamnesis binary: %w", err)
+	}
+	if p, err := filepath.EvalSymlinks(s.binary); err == nil {
+		s.binary = p
+	}
+	if s.userHome, err = os.UserHomeDir(); err != nil {
+		return s, fmt.Errorf("find your home directory: %w", err)
+	}
+	s.claudeDir = hooks.ClaudeDir(s.userHome)
+	return s, nil
+}
+
+func runInit(c *cli.Context) error {
+	if c.IsSet("remote") && c.Bool("local-only") {
+		return usagef("--remote and --local-only exclude each other")
+	}
+	st, err := resolveSetup(c)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	// Pre-flight: a settings.json we cannot parse stops init before any change.
+	var plan hooks.SettingsPlan
+	if !c.Bool("no-claude") {
+		if plan, err = hooks.PlanSettings(st.claudeDir, st.binary, st.home, true); err != nil {
+			return fmt.Errorf("refusing to run: %w", err)
+		}
+	}
+	claudeBin, _ := exec.LookPath("claude")
+	remote := st.remote
+	if remote == "" {
+		remote = "(none: local only)"
+	}
+	fmt.Fprintln(w, "anamnesis init plan:")
+	fmt.Fprintf(w, "  store home : %s\n", st.home)
+	fmt.Fprintf(w, "  machine id : %s\n", st.machine)
+	fmt.Fprintf(w, "  remote     : %s\n", remote)
+	fmt.Fprintf(w, "  binary     : %s\n", st.binary)
+	fmt.Fprintf(w, "  config     : %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
+	if !c.Bool("no-git-hooks") {
+		fmt.Fprintf(w, "  git hooks  : %s in %s\n", strings.Join(hooks.GitHooks, ", "), filepath.Join(st.home, note.PortableDir))
+	}
+	if !c.Bool("no-claude") {
+		state := "already up to date"
+		if plan.Changed {
+			state = "will be updated (backup: settings.json.bak)"
+		}
+		fmt.Fprintf(w, "  claude     : SessionStart, UserPromptSubmit, PreCompact, SessionEnd hooks in %s, %s\n", plan.Path, state)
+	}
+	if !c.Bool("no-mcp") {
+		if claudeBin != "" {
+			fmt.Fprintf(w, "  mcp        : claude %s\n", strings.Join(hooks.MCPAddArgs(st.binary, st.home), " "))
+		} else {
+			fmt.Fprintf(w, "  mcp        : server \"anamnesis\" in %s (claude is not on PATH)\n", hooks.ClaudeJSON(st.userHome))
+		}
+	}
+	if !c.Bool("no-sync") {
+		fmt.Fprintln(w, "  sync       : a first sync")
+	}
+	if c.Bool("print") {
+		fmt.Fprintln(w, "(--print: nothing was written)")
+		return nil
+	}
+	if !c.Bool("yes") && isTerminal(c.App.Reader) {
+		fmt.Fprint(w, "Proceed? [Y/n] ")
+		ans, _ := bufio.NewReader(c.App.Reader).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(ans)); a != "" && a != "y" && a != "yes" {
+			return cli.Exit("init: nothing done", 1)
+		}
+	}
+
+	cfg, err := anamnesis.LoadConfig(st.home)
+	if err != nil {
+		return err
+	}
+	cfg.MachineID, cfg.Remote = st.machine, st.remote
+	if err := anamnesis.SaveConfig(st.home, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "config: wrote %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
+	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{MachineID: st.machine, Remote: st.remote,
+		Notice: func(m string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", m) }})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if err := s.EnsureRepo(); err != nil {
+		return err
+	}
+	if !c.Bool("no-git-hooks") {
+		if _, err := hooks.Install(filepath.Join(st.home, note.PortableDir), st.binary, st.home); err != nil {
+			return fmt.Errorf("git hooks: %w", err)
+		}
+		fmt.Fprintln(w, "git hooks: installed")
+	}
+	if !c.Bool("no-claude") {
+		if err := plan.Apply(); err != nil {
+			return err
+		}
+		if plan.Changed {
+			fmt.Fprintf(w, "claude: hooks installed in %s\n", plan.Path)
+		} else {
+			fmt.Fprintf(w, "claude: hooks already installed in %s\n", plan.Path)
+		}
+	}
+	if !c.Bool("no-mcp") {
+		if err := registerMCP(c.Context, w, st, claudeBin, true); err != nil {
+			fmt.Fprintf(w, "mcp: %v (not fatal; run `anamnesis init` again later)\n", err)
+		}
+	}
+	if !c.Bool("no-sync") {
+		rep, err := s.Sync(c.Context, anamnesis.SyncOptions{Timeout: 30 * time.Second})
+		if err != nil {
+			fmt.Fprintf(w, "sync: skipped (%v); fix the remote and run `anamnesis sync`\n", err)
+		} else {
+			fmt.Fprintf(w, "sync: committed=%v pushed=%v; %d notes indexed from the remote\n", rep.Committed, rep.Pushed, rep.Reindexed.Added)
+		}
+	}
+	fmt.Fprintln(w, "init: done. Start a new Claude Code session for the hooks and the MCP server to take effect.")
+	return nil
+}
+
+func registerMCP(ctx context.Context, w io.Writer, st setup, claudeBin string, install bool) error {
+	if claudeBin != "" {
+		rm := exec.CommandContext(ctx, claudeBin, "mcp", "remove", "--scope", "user", "anamnesis")
+		rm.Run() // absent is fine
+		if !install {
+			fmt.Fprintln(w, "mcp: removed (claude mcp remove --scope user anamnesis)")
+			return nil
+		}
+		out, err := exec.CommandContext(ctx, claudeBin, hooks.MCPAddArgs(st.binary, st.home)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("claude mcp add failed: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+		fmt.Fprintln(w, "mcp: registered anamnesis (user scope)")
+		return nil
+	}
+	plan, err := hooks.PlanMCPConfig(hooks.ClaudeJSON(st.userHome), st.binary, st.home, install)
+	if err != nil {
+		return err
+	}
+	if err := plan.Apply(); err != nil {
+		return err
+	}
+	if install {
+		fmt.Fprintf(w, "mcp: registered anamnesis in %s\n", plan.Path)
+	} else {
+		fmt.Fprintf(w, "mcp: removed anamnesis from %s\n", plan.Path)
+	}
+	return nil
+}
+
+func runUninstall(c *cli.Context) error {
+	st, err := resolveSetup(c)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	plan, err := hooks.PlanSettings(st.claudeDir, st.binary, st.home, false)
+	if err != nil {
+		return fmt.Errorf("refusing to run: %w", err)
+	}
+	if c.Bool("print") {
+		fmt.Fprintf(w, "would remove anamnesis hooks from %s (changes: %v), the MCP registration, and the git hooks in %s; notes stay in %s\n",
+			plan.Path, plan.Changed, filepath.Join(st.home, note.PortableDir), st.home)
+		return nil
+	}
+	if err := plan.Apply(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "claude: anamnesis hooks removed from %s\n", plan.Path)
+	claudeBin, _ := exec.LookPath("claude")
+	if err := registerMCP(c.Context, w, st, claudeBin, false); err != nil {
+		fmt.Fprintf(w, "mcp: %v\n", err)
+	}
+	repo := filepath.Join(st.home, note.PortableDir)
+	if _, err := os.Stat(filepath.Join(repo, ".git")); err == nil {
+		if _, err := hooks.Uninstall(repo); err != nil {
+			return fmt.Errorf("git hooks: %w", err)
+		}
+		fmt.Fprintln(w, "git hooks: removed")
+	}
+	fmt.Fprintf(w, "uninstall: done. Your notes are still in %s.\n", st.home)
+	return nil
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
