@@ -1,6 +1,7 @@
 # anamnesis — cross-machine memory for Claude Code.
 # make install   build and install the CLI (go install ./cmd/anamnesis)
 # make test      gofmt + go vet + every unit and CLI test (what .ci/run runs)
+# make e2e       tests against the real Claude Code CLI and MCP Inspector (.ci/run runs it too)
 # make bench     speed figures on synthetic stores (SIZES=10000,100000)
 
 GO      ?= go
@@ -8,7 +9,7 @@ BIN     ?= bin/anamnesis
 SIZES   ?= 10000,100000
 BENCHDIR ?= bench-out
 
-.PHONY: all build install test vet fmt-check bench bench-go clean
+.PHONY: all build install test e2e vet fmt-check bench bench-go clean
 
 all: build
 
@@ -28,6 +29,11 @@ vet:
 
 test: fmt-check vet
 	$(GO) test -count=1 ./...
+
+# End-to-end tests with real clients (Claude Code, MCP Inspector); they
+# npm-install them into .cache/e2e on first use.
+e2e:
+	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/...
 
 # Go micro-benchmarks (10,000-note store), then the figures the issues name.
 bench: build
