@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"time"
 
@@ -219,18 +218,7 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 
 // conflictCopies lists indexed conflict copies (home-relative paths).
 func (s *Store) conflictCopies(ctx context.Context) ([]string, error) {
-	files, err := s.ix.Files(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for p, f := range files {
-		if f.Error == "" && strings.Contains(path.Base(p), ".conflict-") {
-			out = append(out, p)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return s.ix.ConflictCopies(ctx)
 }
 
 // EnsureRepo creates memory/'s git repository if it does not exist yet.

@@ -327,8 +327,9 @@ func (g *Repo) commit(idx *index.Index, known map[string]*index.Entry, paths []s
 	return c, true, nil
 }
 
-// Dirty reports whether the worktree differs from HEAD (cheaply: by stat
-// against the index, hashing only files whose stat changed).
+// Dirty reports whether the worktree differs from HEAD. It stops at the
+// first difference and writes nothing: files whose size and mtime match
+// the index are trusted, the rest are hashed and compared.
 func (g *Repo) Dirty() (bool, error) {
 	idx, err := g.loadIndex()
 	if err != nil {
@@ -339,22 +340,34 @@ func (g *Repo) Dirty() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	seen := map[string]bool{}
-	for _, p := range paths {
-		seen[p] = true
+	if len(paths) != len(known) {
+		return true, nil
 	}
-	for p := range known {
-		if !seen[p] {
+	racyBefore := time.Now().Add(-2 * time.Second)
+	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
+		racyBefore = fi.ModTime()
+	}
+	for _, rel := range paths {
+		e := known[rel]
+		if e == nil || e.Stage != 0 {
 			return true, nil
 		}
-	}
-	changed, err := g.stage(idx, paths, known)
-	if err != nil || changed {
-		return changed, err
-	}
-	files := make(map[string]entry, len(known))
-	for p, e := range known {
-		files[p] = entry{Mode: e.Mode, Hash: e.Hash}
+		wf, link, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return true, nil
+		}
+		if e.Mode == wf.mode && int64(e.Size) == wf.size && e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
+			continue
+		}
+		data := link
+		if wf.mode != filemode.Symlink {
+			if data, err = os.ReadFile(filepath.Join(g.dir, filepath.FromSlash(rel))); err != nil {
+				return true, nil
+			}
+		}
+		if blobHash(data) != e.Hash || e.Mode != wf.mode {
+			return true, nil
+		}
 	}
 	head, err := g.Head()
 	if err != nil {
@@ -368,12 +381,12 @@ func (g *Repo) Dirty() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(headFiles) != len(files) {
+	if len(headFiles) != len(known) {
 		return true, nil
 	}
-	for p, e := range files {
-		if headFiles[p] != e {
-			return true, nil
+	for p, e := range known {
+		if headFiles[p] != (entry{Mode: e.Mode, Hash: e.Hash}) {
+			return true, nil // staged but not committed
 		}
 	}
 	return false, nil

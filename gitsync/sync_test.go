@@ -552,3 +552,35 @@ func TestSyncRetriesWhenANoteChangesMidMerge(t *testing.T) {
 	}
 	b.fsck()
 }
+
+func TestDirty(t *testing.T) {
+	m := newMachine(t, "a", "")
+	rel := m.write(mkNote(m, "n", "body one"))
+	check := func(want bool, what string) {
+		t.Helper()
+		if got, err := m.repo.Dirty(); err != nil || got != want {
+			t.Errorf("%s: dirty=%v err=%v, want %v", what, got, err, want)
+		}
+	}
+	check(true, "uncommitted new file")
+	if _, _, err := m.repo.CommitAll(); err != nil {
+		t.Fatal(err)
+	}
+	check(false, "after commit")
+	time.Sleep(10 * time.Millisecond)
+	n := m.read(rel)
+	n.Body = "body two" // same size
+	m.write(n)
+	check(true, "same-size edit")
+	m.repo.CommitAll()
+	check(false, "after second commit")
+	os.Remove(filepath.Join(m.repo.Dir(), rel))
+	check(true, "deleted file")
+	m.repo.CommitAll()
+	check(false, "after committing the delete")
+	os.WriteFile(filepath.Join(m.repo.Dir(), "x.md"), []byte("x"), 0o644)
+	gitCmd(t, m.repo.Dir(), "add", "x.md")
+	os.Remove(filepath.Join(m.repo.Dir(), "x.md"))
+	os.WriteFile(filepath.Join(m.repo.Dir(), "x.md"), []byte("x"), 0o644)
+	check(true, "staged but not committed")
+}

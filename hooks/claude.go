@@ -104,53 +104,48 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	return Output("SessionStart", text), nil
 }
 
+// maxGlobal bounds how many global notes are considered at SessionStart;
+// the character budget admits far fewer.
+const maxGlobal = 200
+
 func selectInject(ctx context.Context, s *anamnesis.Store, project string, k int) ([]index.Hit, int, error) {
-	sup, err := s.Index().SupersededIDs(ctx)
+	ix := s.Index()
+	global, err := ix.List(ctx, index.Filter{Project: note.DefaultProject, Live: true, Limit: maxGlobal})
 	if err != nil {
 		return nil, 0, err
 	}
-	hidden := map[string]bool{}
-	for _, id := range sup {
-		hidden[id] = true
-	}
-	live := func(hs []index.Hit) []index.Hit {
-		var out []index.Hit
-		for _, h := range hs {
-			if !hidden[h.ID] {
-				out = append(out, h)
-			}
-		}
-		return out
-	}
-	global, err := s.List(ctx, index.Filter{Project: note.DefaultProject})
+	total, err := ix.Count(ctx, index.Filter{Project: note.DefaultProject, Live: true})
 	if err != nil {
 		return nil, 0, err
 	}
-	global = live(global)
-	var durable, episodic []index.Hit
-	total := len(global)
-	if project != note.DefaultProject {
-		all, err := s.List(ctx, index.Filter{Project: project})
-		if err != nil {
-			return nil, 0, err
+	sel := append([]index.Hit{}, global...)
+	if project == note.DefaultProject {
+		return sel, total, nil
+	}
+	n, err := ix.Count(ctx, index.Filter{Project: project, Live: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	total += n
+	durable, err := ix.List(ctx, index.Filter{Project: project, Types: []string{note.TypeProcedural, note.TypeSemantic}, Live: true, Limit: 2 * k})
+	if err != nil {
+		return nil, 0, err
+	}
+	// List is newest first; among equal times, higher confidence first.
+	stableSortBy(durable, func(a, b index.Hit) bool { return a.UpdatedAt == b.UpdatedAt && a.Confidence > b.Confidence })
+	recent, err := ix.List(ctx, index.Filter{Project: project, Type: note.TypeEpisodic, Live: true, Limit: 20})
+	if err != nil {
+		return nil, 0, err
+	}
+	var episodic []index.Hit
+	for _, h := range recent {
+		if len(episodic) < maxEpisodic && !contains(h.Tags, "reflected") {
+			episodic = append(episodic, h)
 		}
-		all = live(all)
-		total += len(all)
-		for _, h := range all {
-			switch {
-			case h.Type != note.TypeEpisodic:
-				durable = append(durable, h)
-			case len(episodic) < maxEpisodic && !contains(h.Tags, "reflected"):
-				episodic = append(episodic, h)
-			}
-		}
-		// List is newest first; among equal times, higher confidence first.
-		stableSortBy(durable, func(a, b index.Hit) bool { return a.UpdatedAt == b.UpdatedAt && a.Confidence > b.Confidence })
 	}
 	reserve := min(len(episodic), k)
-	sel := append([]index.Hit{}, global...)
-	if n := k - reserve; n < len(durable) {
-		durable = durable[:n]
+	if m := k - reserve; m < len(durable) {
+		durable = durable[:m]
 	}
 	sel = append(sel, durable...)
 	sel = append(sel, episodic[:reserve]...)
@@ -367,7 +362,9 @@ func rememberInjected(dir, session string, ids []string) error {
 		}
 	}
 	data, _ := json.Marshal(st)
-	if err := note.WriteFileAtomic(sessionFile(dir, session), data); err != nil {
+	// A cache of what this session was shown: losing it in a crash only
+	// means a note may be shown twice, so no fsync on the hook's path.
+	if err := note.ReplaceFile(sessionFile(dir, session), data); err != nil {
 		return fmt.Errorf("write session state: %w", err)
 	}
 	pruneState(filepath.Join(dir, "sessions"))

@@ -509,3 +509,22 @@ func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, erro
 	}
 	return out, nil
 }
+
+// ConflictCopies lists indexed files named as merge conflict copies
+// (<stem>.conflict-<hash>.md), by path.
+func (ix *Index) ConflictCopies(ctx context.Context) ([]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE error IS NULL AND path LIKE '%.conflict-%' ORDER BY path`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

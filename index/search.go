@@ -38,8 +38,10 @@ func MatchExpr(text string) string {
 type Filter struct {
 	Project string
 	Type    string
+	Types   []string // any of these types (list and count)
 	Scope   string
-	Limit   int // search: k (default DefaultK); list: 0 means no limit
+	Limit   int  // search: k (default DefaultK); list: 0 means no limit
+	Live    bool // list and count: leave out superseded notes (search always does)
 }
 
 // Hit is one note from the index with where it lives. Body and tags come
@@ -60,7 +62,30 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 	if f.Scope != "" {
 		clauses, args = append(clauses, "m.scope = ?"), append(args, f.Scope)
 	}
+	if len(f.Types) > 0 {
+		clauses = append(clauses, "m.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Types)), ",")+")")
+		for _, t := range f.Types {
+			args = append(args, t)
+		}
+	}
+	if f.Live {
+		clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
+	}
 	return clauses, args
+}
+
+// Count counts the notes a filter selects.
+func (ix *Index) Count(ctx context.Context, f Filter) (int, error) {
+	clauses, args := f.where(nil, nil)
+	q := `SELECT count(*) FROM memories m`
+	if len(clauses) > 0 {
+		q += " WHERE " + strings.Join(clauses, " AND ")
+	}
+	var n int
+	if err := ix.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, ix.wrap("count", err)
+	}
+	return n, nil
 }
 
 // Search ranks notes against free text as the recall seed does: every

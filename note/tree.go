@@ -39,7 +39,13 @@ func (t Tree) Write(n *Note) (string, error) {
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory, fsyncs it and renames it into place, so a crash leaves either
 // the old file or the new one, never half of one.
-func WriteFileAtomic(path string, data []byte) (err error) {
+func WriteFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+
+// ReplaceFile is WriteFileAtomic without the fsyncs, for caches whose loss
+// costs nothing (a reader still never sees half a file).
+func ReplaceFile(path string, data []byte) error { return writeFile(path, data, false) }
+
+func writeFile(path string, data []byte, durable bool) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)
@@ -58,8 +64,10 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", tmp, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
@@ -71,9 +79,11 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 		return fmt.Errorf("rename into %s: %w", path, err)
 	}
 	// The rename is durable only once the directory entry is.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
+	if durable {
+		if d, derr := os.Open(dir); derr == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 	return nil
 }

@@ -62,6 +62,9 @@ func main() {
 	row("`anamnesis search` process p50 (target 10k < 30 ms)", func(f bench.Figures) string { return ms(f.ProcSearchP50) })
 	row("`anamnesis search` process p95", func(f bench.Figures) string { return ms(f.ProcSearchP95) })
 	row("`anamnesis write` process p50", func(f bench.Figures) string { return ms(f.ProcWriteP50) })
+	row("`anamnesis hook session-start` p50 (target 10k < 25 ms)", func(f bench.Figures) string { return ms(f.HookStartP50) })
+	row("`anamnesis hook prompt` p50 (target 10k < 30 ms)", func(f bench.Figures) string { return ms(f.HookPromptP50) })
+	row("`anamnesis hook session-end` p50 (target 10k < 150 ms)", func(f bench.Figures) string { return ms(f.HookEndP50) })
 	row("Store.Write throughput (fsync + index each)", func(f bench.Figures) string { return fmt.Sprintf("%.0f notes/s", f.WritesPerSecond) })
 	w.Flush()
 

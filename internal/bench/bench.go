@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,9 @@ type Figures struct {
 	ProcSearchP95   time.Duration
 	WritesPerSecond float64
 	ProcWriteP50    time.Duration
+	HookStartP50    time.Duration // `anamnesis hook session-start` as a process
+	HookPromptP50   time.Duration // `anamnesis hook prompt`
+	HookEndP50      time.Duration // `anamnesis hook session-end` until it returns
 }
 
 // Run measures every size in cfg.
@@ -221,8 +225,71 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 		}
 		f.ProcWriteP50 = pct(wr, 50)
 		cfg.logf("  `anamnesis search` p50 %v p95 %v; `anamnesis write` p50 %v", f.ProcSearchP50, f.ProcSearchP95, f.ProcWriteP50)
+		if err := measureHooks(ctx, cfg, home, env, prompts, &f); err != nil {
+			return f, err
+		}
 	}
 	return f, nil
+}
+
+// measureHooks times the Claude Code hooks as Claude Code runs them: a
+// fresh process with JSON on stdin, in a project directory of the store.
+// They run on a copy of the store, since session-end writes and commits
+// notes and the generated store is reused between runs.
+func measureHooks(ctx context.Context, cfg Config, src string, env []string, prompts []string, f *Figures) error {
+	home := filepath.Join(cfg.Dir, "hooks-home")
+	os.RemoveAll(home)
+	if err := copyTree(filepath.Join(src, note.PortableDir), filepath.Join(home, note.PortableDir)); err != nil {
+		return err
+	}
+	env = append(append([]string{}, env...), "ANAMNESIS_HOME="+home)
+	if _, err := timeProc(ctx, cfg.Binary, env, "", "reindex"); err != nil { // build its index once, untimed
+		return err
+	}
+	proj := filepath.Join(cfg.Dir, "hook-project")
+	os.MkdirAll(filepath.Join(proj, ".anamnesis"), 0o755)
+	if err := os.WriteFile(filepath.Join(proj, ".anamnesis", "project"), []byte("github.com/example/project03\n"), 0o644); err != nil {
+		return err
+	}
+	transcript := filepath.Join(cfg.Dir, "hook-transcript.jsonl")
+	var tr strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&tr, `{"type":"user","uuid":"u%d","sessionId":"bench-session","cwd":%q,"message":{"role":"user","content":"question %d about the ingest pipeline"}}`+"\n", i, proj, i)
+		fmt.Fprintf(&tr, `{"type":"assistant","uuid":"a%d","sessionId":"bench-session","message":{"role":"assistant","content":[{"type":"text","text":"answer %d"},{"type":"tool_use","name":"Edit","input":{"file_path":"/src/f%d.go"}}]}}`+"\n", i, i, i%7)
+	}
+	if err := os.WriteFile(transcript, []byte(tr.String()), 0o644); err != nil {
+		return err
+	}
+	run := func(n int, stdin func(i int) string, args ...string) (time.Duration, error) {
+		var ds []time.Duration
+		for i := 0; i < n; i++ {
+			d, err := timeProc(ctx, cfg.Binary, env, stdin(i), args...)
+			if err != nil {
+				return 0, err
+			}
+			ds = append(ds, d)
+		}
+		return pct(ds[2:], 50), nil
+	}
+	var err error
+	if f.HookStartP50, err = run(22, func(i int) string {
+		return fmt.Sprintf(`{"session_id":"start-%d","cwd":%q,"hook_event_name":"SessionStart","source":"clear"}`, i, proj)
+	}, "hook", "session-start"); err != nil {
+		return err
+	}
+	if f.HookPromptP50, err = run(22, func(i int) string {
+		b, _ := json.Marshal(map[string]string{"session_id": fmt.Sprintf("prompt-%d", i), "cwd": proj, "prompt": prompts[i%len(prompts)]})
+		return string(b)
+	}, "hook", "prompt"); err != nil {
+		return err
+	}
+	if f.HookEndP50, err = run(12, func(i int) string {
+		return fmt.Sprintf(`{"session_id":"end-%d","transcript_path":%q,"cwd":%q}`, i, transcript, proj)
+	}, "hook", "session-end"); err != nil {
+		return err
+	}
+	cfg.logf("  hooks: session-start p50 %v, prompt p50 %v, session-end p50 %v", f.HookStartP50, f.HookPromptP50, f.HookEndP50)
+	return nil
 }
 
 // promptQueries builds questions a user might ask about one note: a
