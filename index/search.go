@@ -449,10 +449,12 @@ func (ix *Index) load(ctx context.Context, tx *sql.Tx, rowids []int64) ([]Hit, [
 }
 
 // List returns notes newest first (updated_at, then id, descending),
-// superseded ones included.
+// superseded ones included unless f.Live. Rowids are ordered and limited
+// first and only that page is loaded: sorting whole rows would fetch every
+// body and tag list of a project just to keep a few.
 func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
 	clauses, args := f.where(nil, nil)
-	q := selectHit
+	q := `SELECT m.rowid FROM memories m`
 	if len(clauses) > 0 {
 		q += " WHERE " + strings.Join(clauses, " AND ")
 	}
@@ -460,20 +462,39 @@ func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
 	if f.Limit > 0 {
 		q += " LIMIT " + strconv.Itoa(f.Limit)
 	}
-	rows, err := ix.db.QueryContext(ctx, q, args...)
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, ix.wrap("list", err)
 	}
-	defer rows.Close()
-	out := []Hit{}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, ix.wrap("list", err)
+	}
+	var rowids []int64
 	for rows.Next() {
-		h, _, err := scanHit(rows)
-		if err != nil {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			rows.Close()
 			return nil, ix.wrap("list", err)
 		}
-		out = append(out, h)
+		rowids = append(rowids, r)
 	}
-	return out, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, ix.wrap("list", err)
+	}
+	out := make([]Hit, 0, len(rowids))
+	for len(rowids) > 0 { // bounded IN lists
+		n := min(len(rowids), 500)
+		hits, _, err := ix.load(ctx, tx, rowids[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hits...)
+		rowids = rowids[n:]
+	}
+	return out, nil
 }
 
 // Get returns the indexed note with id.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file reproduces the part of PyYAML's emitter that the Python writer
@@ -21,30 +22,33 @@ const bestWidth = 80 // PyYAML's default line width
 
 // YAML 1.1 implicit resolvers as PyYAML's SafeResolver has them. A string
 // that any of these match would read back as another type, so it is quoted.
-var implicitResolvers = []*regexp.Regexp{
-	// bool
-	regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`),
-	// float
-	regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`),
-	// int
-	regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`),
-	// merge
-	regexp.MustCompile(`^(?:<<)$`),
-	// null
-	regexp.MustCompile(`^(?:~|null|Null|NULL|)$`),
-	// timestamp
-	regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`),
-	// value
-	regexp.MustCompile(`^(?:=)$`),
-	// yaml
-	regexp.MustCompile(`^(?:!|&|\*)$`),
-}
+// Compiled on first use: every hook process links this package, few write.
+var implicitResolvers = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// bool
+		regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`),
+		// float
+		regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`),
+		// int
+		regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`),
+		// merge
+		regexp.MustCompile(`^(?:<<)$`),
+		// null
+		regexp.MustCompile(`^(?:~|null|Null|NULL|)$`),
+		// timestamp
+		regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`),
+		// value
+		regexp.MustCompile(`^(?:=)$`),
+		// yaml
+		regexp.MustCompile(`^(?:!|&|\*)$`),
+	}
+})
 
 // resolvesToString reports whether a plain scalar s would read back as a
 // string. Python's re.match lets '$' match before one trailing newline, so
 // that case is tried too.
 func resolvesToString(s string) bool {
-	for _, re := range implicitResolvers {
+	for _, re := range implicitResolvers() {
 		if re.MatchString(s) || (strings.HasSuffix(s, "\n") && re.MatchString(s[:len(s)-1])) {
 			return false
 		}
