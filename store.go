@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
@@ -51,6 +52,7 @@ type Store struct {
 	local     note.Tree
 	ix        *index.Index
 	git       *gitsync.Repo // opened on first use
+	gitMu     sync.Mutex
 	remote    string
 	busy      time.Duration
 	notice    func(string)

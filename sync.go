@@ -21,6 +21,8 @@ const writeLockWait = 2 * time.Second
 // repo opens memory/'s git repository on first use, so commands that only
 // read the index never touch git.
 func (s *Store) repo() (*gitsync.Repo, error) {
+	s.gitMu.Lock() // the MCP server calls in from several goroutines
+	defer s.gitMu.Unlock()
 	if s.git != nil {
 		return s.git, nil
 	}

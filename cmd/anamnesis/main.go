@@ -84,6 +84,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			syncCommand(),
 			hooksCommand(),
 			hookCommand(),
+			mcpCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageError{err.Error()}

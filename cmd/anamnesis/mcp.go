@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/urfave/cli/v2"
+)
+
+// Output bounds for tool results. Claude Code caps MCP output (about 25k
+// tokens by default); staying well under keeps every result whole.
+const (
+	mcpBodyCap  = 4000  // characters of one note body in search/get results
+	mcpTotalCap = 40000 // characters of all bodies in one result
+)
+
+const mcpInstructions = `anamnesis is this user's long-term memory for coding work, shared across their machines.
+It holds markdown notes of three types: procedural (how-tos, fixes, decisions), semantic (facts,
+preferences, conventions) and episodic (what happened in earlier sessions, written automatically
+when a session ends). Notes have a project (a repository key such as github.com/owner/repo, or
+"global" for notes about the user in general).
+
+Searching helps when the user refers to earlier work, a decision, a convention, a recurring error
+or "last time"; when starting on an unfamiliar part of a project; and before writing a note, to
+find one to update instead. memory_search ranks by keyword relevance (any word may match), so
+specific terms work best. Notes the user's session started with are already in context.
+
+memory_write stores a new durable note; it is committed at once and reaches the other machines on
+the next sync. A note that replaces older ones names them in supersedes, which hides them from
+search.`
+
+func mcpCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve memory to Claude Code over MCP (stdio)",
+		Description: "Tools: memory_search, memory_list, memory_get, memory_status (read-only),\n" +
+			"memory_write, memory_sync. Logs go to stderr; the server exits when stdin closes.\n" +
+			"`anamnesis init` registers it with Claude Code.",
+		Action: func(c *cli.Context) error {
+			s, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			srv := newMCPServer(s, slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})))
+			err = srv.Run(c.Context, &mcp.StdioTransport{})
+			if err != nil && (errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
+				return nil
+			}
+			return err
+		},
+	}
+}
+
+// Tool inputs. Fields without omitempty are required.
+type searchIn struct {
+	Query   string `json:"query" jsonschema:"words to look for; any of them may match"`
+	Project string `json:"project,omitempty" jsonschema:"only notes of this project key"`
+	Type    string `json:"type,omitempty" jsonschema:"procedural, semantic or episodic"`
+	Scope   string `json:"scope,omitempty" jsonschema:"portable (synced) or machine-local"`
+	K       int    `json:"k,omitempty" jsonschema:"how many notes, default 8"`
+}
+
+type listIn struct {
+	Project string `json:"project,omitempty" jsonschema:"only notes of this project key"`
+	Type    string `json:"type,omitempty" jsonschema:"procedural, semantic or episodic"`
+	Scope   string `json:"scope,omitempty" jsonschema:"portable or machine-local"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"at most this many notes, default 50"`
+}
+
+type getIn struct {
+	ID string `json:"id" jsonschema:"the note id"`
+}
+
+type writeIn struct {
+	Type       string   `json:"type" jsonschema:"procedural (how-tos, fixes, decisions), semantic (facts, preferences, conventions) or episodic (what happened)"`
+	Title      string   `json:"title" jsonschema:"one line"`
+	Body       string   `json:"body" jsonschema:"the note, markdown"`
+	Project    string   `json:"project,omitempty" jsonschema:"project key; default global"`
+	Tags       []string `json:"tags,omitempty"`
+	Scope      string   `json:"scope,omitempty" jsonschema:"portable (default, synced to the user's other machines) or machine-local"`
+	Supersedes []string `json:"supersedes,omitempty" jsonschema:"ids of notes this one replaces"`
+}
+
+type emptyIn struct{}
+
+// mcpNote is one note in a result.
+type mcpNote struct {
+	ID        string   `json:"id"`
+	Type      string   `json:"type"`
+	Title     string   `json:"title"`
+	Project   string   `json:"project"`
+	Scope     string   `json:"scope"`
+	Tags      []string `json:"tags"`
+	UpdatedAt string   `json:"updated_at"`
+	MachineID string   `json:"machine_id"`
+	Body      string   `json:"body,omitempty"`
+	Truncated bool     `json:"truncated,omitempty"`
+	Score     float64  `json:"score,omitempty"`
+}
+
+type notesOut struct {
+	Results []mcpNote `json:"results"`
+	Note    string    `json:"note,omitempty"`
+}
+
+type writeOut struct {
+	ID   string `json:"id"`
+	Path string `json:"path"`
+}
+
+func toMCP(h index.Hit, withBody bool, budget *int) mcpNote {
+	n := mcpNote{ID: h.ID, Type: h.Type, Title: h.Title, Project: h.Project, Scope: h.Scope, Tags: h.Tags,
+		UpdatedAt: h.UpdatedAt, MachineID: h.MachineID, Score: h.Score}
+	if n.Tags == nil {
+		n.Tags = []string{}
+	}
+	if withBody {
+		body := h.Body
+		limit := min(mcpBodyCap, max(*budget, 0))
+		if utf8.RuneCountInString(body) > limit {
+			r := []rune(body)
+			body = string(r[:limit]) + fmt.Sprintf("\n…[truncated: %d more characters; memory_get returns the whole note]", len(r)-limit)
+			n.Truncated = true
+		}
+		*budget -= utf8.RuneCountInString(body)
+		n.Body = body
+	}
+	return n
+}
+
+func readOnly() *mcp.ToolAnnotations {
+	f := false
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
+}
+
+func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "anamnesis", Version: version},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_search", Annotations: readOnly(),
+		Description: "Search the user's memory notes by keywords, best match first (BM25 over title, body and tags; any word may match). Returns up to k notes (default 8) with their bodies. Superseded notes are left out. Filter by project, type or scope when useful."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, notesOut, error) {
+			if strings.TrimSpace(in.Query) == "" {
+				return nil, notesOut{}, errors.New("query: give some words to search for")
+			}
+			if in.K < 0 || in.K > index.MaxK {
+				return nil, notesOut{}, fmt.Errorf("k: must be between 1 and %d", index.MaxK)
+			}
+			hits, err := s.Search(ctx, in.Query, index.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K})
+			if err != nil {
+				return nil, notesOut{}, err
+			}
+			out := notesOut{Results: []mcpNote{}}
+			budget := mcpTotalCap
+			for _, h := range hits {
+				out.Results = append(out.Results, toMCP(h, true, &budget))
+			}
+			if len(hits) == 0 {
+				out.Note = "no matching notes"
+			}
+			return nil, out, nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_list", Annotations: readOnly(),
+		Description: "List memory notes newest first, without bodies (use memory_get for one note). Superseded notes are included. Filter by project, type or scope; limit defaults to 50."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, notesOut, error) {
+			if in.Limit < 0 {
+				return nil, notesOut{}, errors.New("limit: must not be negative")
+			}
+			limit := in.Limit
+			if limit == 0 {
+				limit = 50
+			}
+			hits, err := s.List(ctx, index.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: limit})
+			if err != nil {
+				return nil, notesOut{}, err
+			}
+			out := notesOut{Results: []mcpNote{}}
+			for _, h := range hits {
+				out.Results = append(out.Results, toMCP(h, false, nil))
+			}
+			return nil, out, nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_get", Annotations: readOnly(),
+		Description: "Read one memory note in full by id."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in getIn) (*mcp.CallToolResult, mcpNote, error) {
+			if !note.ValidID(in.ID) {
+				return nil, mcpNote{}, fmt.Errorf("id: %q is not a note id", in.ID)
+			}
+			n, path, err := s.Get(ctx, in.ID)
+			if err != nil {
+				return nil, mcpNote{}, err
+			}
+			budget := mcpTotalCap
+			return nil, toMCP(index.Hit{Note: *n, Path: path}, true, &budget), nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_status", Annotations: readOnly(),
+		Description: "Report the memory store: note counts by type, scope and project, index state, files that could not be indexed, sync remote and head, and conflict copies waiting to be reconciled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.Status, error) {
+			st, err := s.Status(ctx)
+			return nil, st, err
+		})
+
+	f := false
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_write", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
+		Description: "Store a new memory note for the user, committed at once and synced to their other machines (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
+			switch {
+			case !note.ValidType(in.Type):
+				return nil, writeOut{}, fmt.Errorf("type: %q is not one of %s", in.Type, strings.Join(note.Types, ", "))
+			case strings.TrimSpace(in.Title) == "":
+				return nil, writeOut{}, errors.New("title: must not be empty")
+			case in.Scope != "" && !note.ValidScope(in.Scope):
+				return nil, writeOut{}, fmt.Errorf("scope: %q is not portable or machine-local", in.Scope)
+			case len(in.Body) > note.MaxFileSize/2:
+				return nil, writeOut{}, fmt.Errorf("body: %d bytes is too long for a note", len(in.Body))
+			}
+			for _, id := range in.Supersedes {
+				if !note.ValidID(id) {
+					return nil, writeOut{}, fmt.Errorf("supersedes: %q is not a note id", id)
+				}
+			}
+			n, path, err := s.Write(ctx, anamnesis.WriteRequest{Type: in.Type, Title: in.Title, Body: in.Body,
+				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes})
+			if err != nil {
+				return nil, writeOut{}, err
+			}
+			return nil, writeOut{ID: n.ID, Path: path}, nil
+		})
+
+	t := true
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_sync", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &t},
+		Description: "Sync memory with the user's other machines now: commit, fetch, merge (never blocks on conflicts; overlapping edits are kept as conflict copies), push, reindex. Returns what happened."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.SyncReport, error) {
+			rep, err := s.Sync(ctx, anamnesis.SyncOptions{})
+			return nil, rep, err
+		})
+	return srv
+}

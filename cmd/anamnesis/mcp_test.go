@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func mcpSession(t *testing.T) (*mcp.ClientSession, *anamnesis.Store) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "mcptest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	srv := newMCPServer(s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st, ct := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs, s
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, "protocol error: " + err.Error()
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	return res, text.String()
+}
+
+func TestMCPToolsAndAnnotations(t *testing.T) {
+	cs, _ := mcpSession(t)
+	ctx := context.Background()
+	init := cs.InitializeResult()
+	if init == nil || len(init.Instructions) == 0 || len(init.Instructions) > 2048 {
+		t.Fatalf("instructions missing or over 2 KB: %d", len(init.Instructions))
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mcp.Tool{}
+	for _, tl := range tools.Tools {
+		byName[tl.Name] = tl
+		if len(tl.Description) > 2048 {
+			t.Errorf("%s description over 2 KB", tl.Name)
+		}
+	}
+	for _, n := range []string{"memory_search", "memory_list", "memory_get", "memory_status"} {
+		tl := byName[n]
+		if tl == nil || tl.Annotations == nil || !tl.Annotations.ReadOnlyHint || tl.Annotations.OpenWorldHint == nil || *tl.Annotations.OpenWorldHint {
+			t.Errorf("%s: want readOnlyHint true, openWorldHint false: %+v", n, tl)
+		}
+	}
+	for _, n := range []string{"memory_write", "memory_sync"} {
+		if tl := byName[n]; tl == nil || tl.Annotations.ReadOnlyHint {
+			t.Errorf("%s must not be read-only", n)
+		}
+	}
+
+	res, text := call(t, cs, "memory_write", map[string]any{"type": "procedural", "title": "Use WAL mode for SQLite",
+		"body": "Set busy_timeout on every connection to avoid lock errors.", "project": "demo", "tags": []string{"sqlite"}})
+	if res == nil || res.IsError {
+		t.Fatalf("write: %s", text)
+	}
+	var w struct{ ID, Path string }
+	json.Unmarshal([]byte(text), &w)
+	if len(w.ID) != 26 || !strings.HasPrefix(w.Path, "memory/procedural/") {
+		t.Fatalf("write result %s", text)
+	}
+	res, text = call(t, cs, "memory_search", map[string]any{"query": "sqlite lock errors"})
+	if res.IsError || !strings.Contains(text, w.ID) || !strings.Contains(text, "busy_timeout") {
+		t.Fatalf("search: %s", text)
+	}
+	if res.StructuredContent == nil {
+		t.Error("no structured content")
+	}
+	_, text = call(t, cs, "memory_list", map[string]any{"project": "demo"})
+	if !strings.Contains(text, w.ID) || strings.Contains(text, "busy_timeout") {
+		t.Errorf("list should have the note without its body: %s", text)
+	}
+	_, text = call(t, cs, "memory_get", map[string]any{"id": w.ID})
+	if !strings.Contains(text, "busy_timeout") {
+		t.Errorf("get: %s", text)
+	}
+	_, text = call(t, cs, "memory_status", map[string]any{})
+	if !strings.Contains(text, `"total":1`) {
+		t.Errorf("status: %s", text)
+	}
+	res, text = call(t, cs, "memory_sync", map[string]any{})
+	if res.IsError || !strings.Contains(text, `"committed"`) {
+		t.Errorf("sync: %s", text)
+	}
+}
+
+func TestMCPErrorsAreToolErrors(t *testing.T) {
+	cs, _ := mcpSession(t)
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"memory_get", map[string]any{"id": "../../etc/passwd"}, "id"},
+		{"memory_get", map[string]any{"id": "01M8096W5Y5VJW7T5A4YN4196Z"}, "no note"},
+		{"memory_get", map[string]any{}, "id"},
+		{"memory_write", map[string]any{"type": "opinion", "title": "t", "body": "b"}, "type"},
+		{"memory_write", map[string]any{"type": "semantic", "title": "  ", "body": "b"}, "title"},
+		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "scope": "world"}, "scope"},
+		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "supersedes": []string{"a/b"}}, "supersedes"},
+		{"memory_write", map[string]any{"type": "semantic", "body": "b"}, "title"},
+		{"memory_write", map[string]any{"type": 7, "title": "t", "body": "b"}, "type"},
+		{"memory_search", map[string]any{"query": ""}, "query"},
+		{"memory_search", map[string]any{"query": "x", "k": -1}, "k"},
+		{"memory_search", map[string]any{"query": "x", "type": "bogus"}, "type"},
+		{"memory_list", map[string]any{"limit": -5}, "limit"},
+	}
+	for _, c := range cases {
+		res, text := call(t, cs, c.tool, c.args)
+		if strings.HasPrefix(text, "protocol error") {
+			// Schema violations may be rejected by the SDK before the handler;
+			// they must still name the field.
+			if !strings.Contains(text, c.want) {
+				t.Errorf("%s %v: %s", c.tool, c.args, text)
+			}
+			continue
+		}
+		if res == nil || !res.IsError || !strings.Contains(strings.ToLower(text), c.want) {
+			t.Errorf("%s %v: want a tool error naming %q, got %v %q", c.tool, c.args, c.want, res != nil && res.IsError, text)
+		}
+	}
+	// The server is still alive after all that.
+	if res, text := call(t, cs, "memory_status", map[string]any{}); res == nil || res.IsError {
+		t.Fatalf("server unusable after errors: %s", text)
+	}
+}
+
+func TestMCPTruncatesLongBodies(t *testing.T) {
+	cs, s := mcpSession(t)
+	long := strings.Repeat("walrus ", 3000) // 21,000 characters
+	n, _, err := s.Write(context.Background(), anamnesis.WriteRequest{Type: "semantic", Title: "long walrus", Body: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, text := call(t, cs, "memory_search", map[string]any{"query": "walrus"})
+	if len(text) > mcpTotalCap+5000 || !strings.Contains(text, "truncated") || !strings.Contains(text, `"truncated":true`) {
+		t.Errorf("search result not truncated (%d chars)", len(text))
+	}
+	_, text = call(t, cs, "memory_get", map[string]any{"id": n.ID})
+	if !strings.Contains(text, "memory_get returns the whole note") && !strings.Contains(text, long[:100]) {
+		t.Errorf("get: %d chars", len(text))
+	}
+}
