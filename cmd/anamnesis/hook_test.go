@@ -94,3 +94,34 @@ func TestSessionStartHookOutput(t *testing.T) {
 }
 
 func ctx0() context.Context { return context.Background() }
+
+// TestSessionEndSyncsInTheBackground: with a remote configured, the
+// captured note reaches the hub through the detached sync the hook starts,
+// while the hook itself returns at once.
+func TestSessionEndSyncsInTheBackground(t *testing.T) {
+	hub := bareHub(t)
+	home := t.TempDir()
+	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "b"))
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(tr, []byte(`{"type":"user","sessionId":"bg1","message":{"role":"user","content":"remember the heron deploy window"}}`+"\n"), 0o644)
+	start := time.Now()
+	r := anmRemote(t, home, "desk", hub, `{"session_id":"bg1","transcript_path":"`+tr+`","cwd":"/tmp"}`, "hook", "session-end")
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("hook: %+v", r)
+	}
+	took := time.Since(start)
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		cmd := exec.Command("git", "-C", hub, "log", "--all", "--name-only", "--format=")
+		out, _ := cmd.Output()
+		if strings.Contains(string(out), "episodic/") {
+			if took > 2*time.Second {
+				t.Errorf("the hook waited for the sync (%v)", took)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	log, _ := os.ReadFile(filepath.Join(home, "state", "sync.log"))
+	t.Fatalf("the hub never received the session note; sync.log:\n%s", log)
+}
