@@ -2,14 +2,17 @@
 # make install   build and install the CLI (go install ./cmd/anamnesis)
 # make test      gofmt + go vet + every unit and CLI test (what .ci/run runs)
 # make e2e       tests against the real Claude Code CLI and MCP Inspector (.ci/run runs it too)
-# make bench     speed figures on synthetic stores (SIZES=10000,100000)
+# make bench     speed figures on synthetic stores (SIZES=10000,100000; LOCOMO=dir adds recall)
+# make bench-recall LOCOMO=dir   LoCoMo recall@k / MRR vs the grep baseline
 
 GO      ?= go
 BIN     ?= bin/anamnesis
 SIZES   ?= 10000,100000
 BENCHDIR ?= bench-out
+# LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
+LOCOMO  ?=
 
-.PHONY: all build install test e2e vet fmt-check bench bench-go clean
+.PHONY: all build install test e2e vet fmt-check bench bench-recall clean
 
 all: build
 
@@ -38,7 +41,12 @@ e2e:
 # Go micro-benchmarks (10,000-note store), then the figures the issues name.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 20x .
-	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR)
+	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
+
+# Recall on LoCoMo only: make bench-recall LOCOMO=../shared/data/locomo
+bench-recall:
+	@test -n "$(LOCOMO)" || { echo "usage: make bench-recall LOCOMO=path/to/locomo"; exit 2; }
+	$(GO) run ./cmd/anamnesis-bench -recall-only -locomo $(LOCOMO) -dir $(BENCHDIR)
 
 clean:
 	rm -rf bin $(BENCHDIR)

@@ -23,7 +23,25 @@ func main() {
 	bin := flag.String("bin", "", "anamnesis binary for process timings (empty: skip)")
 	queries := flag.Int("queries", 2000, "in-process search queries per size")
 	syncSizes := flag.String("sync-sizes", "10000", "store sizes for the sync figures (empty: skip)")
+	locomoDir := flag.String("locomo", "", "LoCoMo conversation directory: also score recall on it")
+	recallOnly := flag.Bool("recall-only", false, "only the LoCoMo recall figures")
 	flag.Parse()
+	if *recallOnly || *locomoDir != "" {
+		if *locomoDir == "" {
+			fmt.Fprintln(os.Stderr, "anamnesis-bench: -recall-only needs -locomo DIR")
+			os.Exit(2)
+		}
+		f, err := bench.RunLoCoMo(context.Background(), *locomoDir, *dir, bench.StoreSearch)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: locomo: %v\n", err)
+			os.Exit(1)
+		}
+		fmt.Print(bench.FormatRecall(f))
+		if *recallOnly {
+			return
+		}
+		fmt.Println()
+	}
 
 	var cfg bench.Config
 	for _, s := range strings.Split(*sizes, ",") {
