@@ -18,6 +18,9 @@ type Case struct {
 	Query    string   `json:"query"`
 	Relevant []string `json:"relevant"`
 	Group    string   `json:"group,omitempty"` // optional label reported separately (e.g. a category)
+	// Equivalent lists, per relevant id, other ids that count as finding
+	// it (the notes that superseded it); the denominator stays len(Relevant).
+	Equivalent map[string][]string `json:"-"`
 }
 
 // Hit is one ranked result.
@@ -63,33 +66,56 @@ func ReadDataset(r io.Reader) ([]Case, error) {
 // RecallAt is the fraction of relevant ids among the first k hit ids
 // (duplicates count once). An empty relevant set scores 0.
 func RecallAt(hits []string, relevant []string, k int) float64 {
+	return recallAt(hits, relevant, nil, k)
+}
+
+func recallAt(hits, relevant []string, equiv map[string][]string, k int) float64 {
 	if len(relevant) == 0 {
 		return 0
 	}
-	rel := map[string]bool{}
-	for _, r := range relevant {
-		rel[r] = true
-	}
-	found := map[string]bool{}
+	top := map[string]bool{}
 	for i, h := range hits {
 		if i >= k {
 			break
 		}
-		if rel[h] {
-			found[h] = true
+		top[h] = true
+	}
+	rel := map[string]bool{}
+	found := 0
+	for _, r := range relevant {
+		if rel[r] {
+			continue
+		}
+		rel[r] = true
+		if top[r] {
+			found++
+			continue
+		}
+		for _, e := range equiv[r] {
+			if top[e] {
+				found++
+				break
+			}
 		}
 	}
-	return float64(len(found)) / float64(len(rel))
+	return float64(found) / float64(len(rel))
 }
 
 // ReciprocalRank is 1/rank of the first relevant hit, 0 if none.
 func ReciprocalRank(hits []string, relevant []string) float64 {
-	rel := map[string]bool{}
+	return reciprocalRank(hits, relevant, nil)
+}
+
+func reciprocalRank(hits, relevant []string, equiv map[string][]string) float64 {
+	ok := map[string]bool{}
 	for _, r := range relevant {
-		rel[r] = true
+		ok[r] = true
+		for _, e := range equiv[r] {
+			ok[e] = true
+		}
 	}
 	for i, h := range hits {
-		if rel[h] {
+		if ok[h] {
 			return 1 / float64(i+1)
 		}
 	}
@@ -140,9 +166,9 @@ func Run(ctx context.Context, cases []Case, ks []int, search Searcher) (*Report,
 		for i, h := range hits {
 			ids[i] = h.ID
 		}
-		s := scored{group: c.Group, rr: ReciprocalRank(ids, c.Relevant), lat: lat}
+		s := scored{group: c.Group, rr: reciprocalRank(ids, c.Relevant, c.Equivalent), lat: lat}
 		for _, k := range ks {
-			s.recall = append(s.recall, RecallAt(ids, c.Relevant, k))
+			s.recall = append(s.recall, recallAt(ids, c.Relevant, c.Equivalent, k))
 			n := 0
 			for i := 0; i < k && i < len(hits); i++ {
 				n += EstimateTokens(hits[i].Text)
@@ -192,4 +218,26 @@ func Run(ctx context.Context, cases []Case, ks []int, search Searcher) (*Report,
 		}
 	}
 	return rep, nil
+}
+
+// ExpandRelevant adds to relevant every note that supersedes one of them,
+// transitively (cycles end).
+func ExpandRelevant(relevant []string, replacedBy map[string][]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	var visit func(id string)
+	visit = func(id string) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		out = append(out, id)
+		for _, s := range replacedBy[id] {
+			visit(s)
+		}
+	}
+	for _, r := range relevant {
+		visit(r)
+	}
+	return out
 }

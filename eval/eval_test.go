@@ -93,3 +93,22 @@ func TestSelfCases(t *testing.T) {
 		t.Errorf("%+v", cs)
 	}
 }
+
+func TestExpandRelevant(t *testing.T) {
+	got := ExpandRelevant([]string{"a"}, map[string][]string{"a": {"b"}, "b": {"c", "a"}})
+	if strings.Join(got, ",") != "a,b,c" {
+		t.Errorf("%v", got)
+	}
+	if got := ExpandRelevant([]string{"x"}, nil); strings.Join(got, ",") != "x" {
+		t.Errorf("%v", got)
+	}
+}
+
+func TestSupersederCountsAsTheNote(t *testing.T) {
+	c := Case{Query: "q", Relevant: []string{"old", "other"}, Equivalent: map[string][]string{"old": {"new"}}}
+	search := func(_ context.Context, _ string, _ int) ([]Hit, error) { return []Hit{{ID: "x"}, {ID: "new"}}, nil }
+	rep, err := Run(context.Background(), []Case{c}, []int{2}, search)
+	if err != nil || !near(rep.Recall["2"], 0.5) || !near(rep.MRR, 0.5) {
+		t.Errorf("%+v %v (want recall 1/2 for one of two, MRR 1/2)", rep, err)
+	}
+}

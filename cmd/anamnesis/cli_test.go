@@ -268,3 +268,45 @@ func TestHelpExplainsEveryCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestEvalOnATinyStore(t *testing.T) {
+	home := t.TempDir()
+	a := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Pixel the greyhound",
+		"--body", "Ann adopted a greyhound named Pixel in May. The dog sleeps on the blue sofa every afternoon.")).stdout)
+	b := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Pottery class",
+		"--body", "Bo starts a pottery class on Monday evenings. The studio is next to the old railway station.")).stdout)
+	old := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Old wifi password rule",
+		"--body", "rotate monthly")).stdout)
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Wifi rule", "--body", "rotate quarterly", "--supersedes", old))
+	ds := filepath.Join(t.TempDir(), "set.jsonl")
+	os.WriteFile(ds, []byte(strings.Join([]string{
+		`{"query":"what is the name of Ann's dog","relevant":["` + a + `"]}`,
+		`{"query":"when is the pottery class","relevant":["` + b + `"]}`,
+		`{"query":"how often do we rotate the wifi password","relevant":["` + old + `"]}`,
+		`{"query":"unicorn xylophone","relevant":["` + a + `"]}`,
+	}, "\n")+"\n"), 0o644)
+	r := mustOK(t, anm(t, home, "", "eval", "--dataset", ds, "-k", "1,3", "--json"))
+	var rep struct {
+		Cases  int
+		Recall map[string]float64
+		MRR    float64
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// 3 of 4 found at rank 1 (the superseded note credited through its replacement), one finds nothing.
+	if rep.Cases != 4 || rep.Recall["1"] != 0.75 || rep.Recall["3"] != 0.75 || rep.MRR != 0.75 {
+		t.Errorf("report: %s", r.stdout)
+	}
+	r = mustOK(t, anm(t, home, "", "eval", "--self", "--n", "10"))
+	if !strings.Contains(r.stdout, "eval: 2 queries from self-eval") || !strings.Contains(r.stdout, "recall@1 1.000") {
+		t.Errorf("self-eval: %s", r.stdout)
+	}
+	if r := anm(t, home, "", "eval"); r.code != 2 {
+		t.Errorf("eval without a query set: exit %d", r.code)
+	}
+	os.WriteFile(ds, []byte("{broken\n"), 0o644)
+	if r := anm(t, home, "", "eval", "--dataset", ds); r.code != 1 || !strings.Contains(r.stderr, "line 1") {
+		t.Errorf("malformed dataset: %d %s", r.code, r.stderr)
+	}
+}

@@ -85,6 +85,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			hooksCommand(),
 			hookCommand(),
 			mcpCommand(),
+			evalCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageError{err.Error()}
