@@ -20,7 +20,12 @@ const ConfigFile = "config.json"
 // SaveConfig.
 type Config struct {
 	MachineID string `json:"machine_id,omitempty"`
-	Remote    string `json:"remote,omitempty"`
+	// Remote is a hub (a path or URL), "tailnet" (fetch from every peer
+	// that serves anamnesis), or a comma-separated list of peer URLs.
+	Remote string `json:"remote,omitempty"`
+	// AllowTags are tailnet tags whose nodes may read this machine's memory
+	// (besides the same user's own untagged nodes): "tailnet_allow_tags".
+	AllowTags []string `json:"-"`
 	raw       map[string]json.RawMessage
 }
 
@@ -39,6 +44,9 @@ func LoadConfig(home string) (Config, error) {
 	var c Config
 	if err := json.Unmarshal(data, &c.raw); err != nil {
 		return Config{}, fmt.Errorf("parse config %s: %w", p, err)
+	}
+	if v, ok := c.raw["tailnet_allow_tags"]; ok {
+		json.Unmarshal(v, &c.AllowTags)
 	}
 	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote} {
 		if v, ok := c.raw[key]; ok {

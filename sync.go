@@ -11,6 +11,7 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/anamnesis-memory/anamnesis/tailnet"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -87,14 +88,15 @@ func (s *Store) advanceIndexedCommit(ctx context.Context, before, head plumbing.
 
 // SyncReport is what `anamnesis sync --json` prints.
 type SyncReport struct {
-	Committed      bool          `json:"committed"`
-	Fetched        bool          `json:"fetched"`
-	Merged         bool          `json:"merged"`
-	ConflictCopies []string      `json:"conflict_copies"`
-	Pushed         bool          `json:"pushed"`
-	Head           string        `json:"head"`
-	Remote         string        `json:"remote"`
-	Reindexed      ReindexCounts `json:"reindexed"`
+	Committed      bool                 `json:"committed"`
+	Fetched        bool                 `json:"fetched"`
+	Merged         bool                 `json:"merged"`
+	ConflictCopies []string             `json:"conflict_copies"`
+	Pushed         bool                 `json:"pushed"`
+	Head           string               `json:"head"`
+	Remote         string               `json:"remote"`
+	Peers          []gitsync.PeerResult `json:"peers,omitempty"`
+	Reindexed      ReindexCounts        `json:"reindexed"`
 }
 
 // ReindexCounts counts index changes.
@@ -119,9 +121,14 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 	if err != nil {
 		return out, err
 	}
-	rep, err := r.Sync(ctx, gitsync.Options{Remote: s.Remote(), Timeout: opts.Timeout, LockWait: opts.LockWait})
+	hub, peers, discoverErr := s.syncTargets(ctx)
+	rep, err := r.Sync(ctx, gitsync.Options{Remote: hub, Peers: peers, Timeout: opts.Timeout, LockWait: opts.LockWait})
 	out.Committed, out.Fetched, out.Merged, out.Pushed, out.Head = rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, rep.Head
 	out.ConflictCopies = homePaths(rep.ConflictCopies)
+	out.Peers = rep.Peers
+	if err == nil {
+		err = discoverErr
+	}
 	// Reindex what did change even when the network step failed: the
 	// local commit and any merge that completed are real.
 	res, rerr := s.reindexSince(ctx)
@@ -227,4 +234,37 @@ func (s *Store) conflictCopies(ctx context.Context) ([]string, error) {
 func (s *Store) EnsureRepo() error {
 	_, err := s.repo()
 	return err
+}
+
+// syncTargets reads the remote setting: a hub, "tailnet" (the peers of
+// this tailnet user that serve anamnesis, found through tailscaled), or
+// peer URLs ("peers:URL[,URL...]", or any comma-separated list).
+func (s *Store) syncTargets(ctx context.Context) (hub string, peers []string, err error) {
+	remote := strings.TrimSpace(s.Remote())
+	switch {
+	case remote == "":
+		return "", nil, nil
+	case remote == "tailnet":
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, ps, err := tailnet.Status(dctx, tailnet.LocalDaemon(""))
+		if err != nil {
+			return "", nil, fmt.Errorf("mesh sync: %w; local notes are committed", err)
+		}
+		tailnet.Probe(dctx, ps, tailnet.DefaultPort, 2*time.Second, s.config.AllowTags)
+		for _, p := range ps {
+			if p.Serves {
+				peers = append(peers, p.URL)
+			}
+		}
+		return "", peers, nil
+	case strings.Contains(remote, ","), strings.HasPrefix(remote, "peers:"):
+		for _, u := range strings.Split(strings.TrimPrefix(remote, "peers:"), ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				peers = append(peers, u)
+			}
+		}
+		return "", peers, nil
+	}
+	return remote, nil, nil
 }

@@ -313,21 +313,46 @@ func (g *Repo) writeCommit(tree plumbing.Hash, parents []plumbing.Hash, msg stri
 }
 
 // moveBranch sets main from old to new, failing if someone else moved it.
-// HEAD is pointed at main too (a fresh repository or a hand checkout may
-// have left it elsewhere).
+// It does what git does: create refs/heads/main.lock exclusively, check the
+// current value, write the new one to the lock file and rename it over the
+// ref. go-git's own reference writes truncate and rewrite the file in
+// place, so a reader (a peer fetching from `anamnesis serve`, the git CLI)
+// could see it empty. HEAD is pointed at main if it is not already.
 func (g *Repo) moveBranch(old, new plumbing.Hash) error {
-	ref := plumbing.NewHashReference(branchRef, new)
-	var err error
-	if old.IsZero() {
-		cur, rerr := g.r.Storer.Reference(branchRef)
-		if rerr == nil && !cur.Hash().IsZero() {
-			return fmt.Errorf("branch %s moved during sync (now %s)", Branch, cur.Hash())
-		}
-		err = g.r.Storer.SetReference(ref)
-	} else {
-		err = g.r.Storer.CheckAndSetReference(ref, plumbing.NewHashReference(branchRef, old))
+	refPath := filepath.Join(g.gitDir, "refs", "heads", Branch)
+	lock := refPath + ".lock"
+	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
+		return fmt.Errorf("move %s: %w", Branch, err)
 	}
+	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
+		return fmt.Errorf("move %s: %s is held by another git process: %w", Branch, lock, err)
+	}
+	defer os.Remove(lock) // no-op after the rename
+	cur, err := g.r.Storer.Reference(branchRef)
+	switch {
+	case errors.Is(err, plumbing.ErrReferenceNotFound):
+		if !old.IsZero() {
+			f.Close()
+			return fmt.Errorf("branch %s disappeared during sync", Branch)
+		}
+	case err != nil:
+		f.Close()
+		return fmt.Errorf("read %s: %w", branchRef, err)
+	case cur.Hash() != old:
+		f.Close()
+		return fmt.Errorf("branch %s moved during sync (now %s, expected %s)", Branch, cur.Hash(), old)
+	}
+	if _, err := f.WriteString(new.String() + "\n"); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", lock, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", lock, err)
+	}
+	f.Close()
+	if err := os.Rename(lock, refPath); err != nil {
 		return fmt.Errorf("move %s to %s: %w", Branch, new, err)
 	}
 	head := plumbing.NewSymbolicReference(plumbing.HEAD, branchRef)

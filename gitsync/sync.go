@@ -17,6 +17,7 @@ import (
 // Options tune one sync. Zero values take the defaults.
 type Options struct {
 	Remote     string        // URL or path of the remote; "" syncs nothing, commits only
+	Peers      []string      // URLs of peers to fetch from and merge (the mesh); never pushed to
 	Timeout    time.Duration // per fetch or push (default 60 s)
 	LockWait   time.Duration // how long to wait for another sync (default 30 s)
 	MaxRetries int           // fetch-merge-push rounds when a push is rejected (default 5)
@@ -36,16 +37,17 @@ func (o *Options) defaults() {
 
 // Report is what one sync did.
 type Report struct {
-	Committed      bool     `json:"committed"`
-	Fetched        bool     `json:"fetched"`
-	Merged         bool     `json:"merged"`
-	FastForward    bool     `json:"fast_forward"`
-	ConflictCopies []string `json:"conflict_copies"`
-	Pushed         bool     `json:"pushed"`
-	Old            string   `json:"old_head"`
-	Head           string   `json:"head"`
-	Remote         string   `json:"remote"`
-	Rounds         int      `json:"rounds"`
+	Committed      bool         `json:"committed"`
+	Fetched        bool         `json:"fetched"`
+	Merged         bool         `json:"merged"`
+	FastForward    bool         `json:"fast_forward"`
+	ConflictCopies []string     `json:"conflict_copies"`
+	Pushed         bool         `json:"pushed"`
+	Old            string       `json:"old_head"`
+	Head           string       `json:"head"`
+	Remote         string       `json:"remote"`
+	Rounds         int          `json:"rounds"`
+	Peers          []PeerResult `json:"peers,omitempty"`
 }
 
 // Sync runs one cycle: lock, commit local changes, fetch main from the
@@ -74,6 +76,21 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 		return rep, fmt.Errorf("commit local notes: %w", err)
 	}
 	rep.Committed, rep.Head = committed, head.String()
+	if len(opts.Peers) > 0 {
+		peers, conflicts, err := g.syncPeers(ctx, opts.Peers, opts)
+		rep.Peers = peers
+		rep.ConflictCopies = append(rep.ConflictCopies, conflicts...)
+		for _, p := range peers {
+			rep.Fetched = rep.Fetched || p.Fetched
+			rep.Merged = rep.Merged || p.Merged
+		}
+		if h, herr := g.Head(); herr == nil {
+			rep.Head = h.String()
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
 	if opts.Remote == "" {
 		return rep, nil
 	}

@@ -85,7 +85,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) session() (transport.UploadPackSession, *filesystem.Storage, error) {
 	st := filesystem.NewStorage(osfs.New(h.GitDir), cache.NewObjectLRUDefault())
-	srv := server.NewServer(loader{st})
+	srv := server.NewServer(loader{servedRefs{st}})
 	ep, err := transport.NewEndpoint("/")
 	if err != nil {
 		return nil, nil, err
@@ -94,9 +94,27 @@ func (h *Handler) session() (transport.UploadPackSession, *filesystem.Storage, e
 	return sess, st, err
 }
 
-type loader struct{ st *filesystem.Storage }
+type loader struct{ st storer.Storer }
 
 func (l loader) Load(*transport.Endpoint) (storer.Storer, error) { return l.st, nil }
+
+// servedRefs shows peers only HEAD and refs/heads/main. Other refs (the
+// remote-tracking refs a concurrent fetch is writing, a user's branches)
+// are none of their business, and go-git writes ref files in place: not
+// reading them means never reading one half-written.
+type servedRefs struct {
+	*filesystem.Storage
+}
+
+func (s servedRefs) IterReferences() (storer.ReferenceIter, error) {
+	var refs []*plumbing.Reference
+	for _, n := range []plumbing.ReferenceName{plumbing.HEAD, plumbing.NewBranchReferenceName("main")} {
+		if r, err := s.Storage.Reference(n); err == nil {
+			refs = append(refs, r)
+		}
+	}
+	return storer.NewReferenceSliceIter(refs), nil
+}
 
 func (h *Handler) advertise(ctx context.Context, w http.ResponseWriter, who string) {
 	sess, _, err := h.session()

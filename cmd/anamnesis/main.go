@@ -86,6 +86,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			hookCommand(),
 			mcpCommand(),
 			evalCommand(),
+			serveCommand(),
+			peersCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageError{err.Error()}

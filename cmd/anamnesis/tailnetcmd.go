@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/anamnesis-memory/anamnesis/tailnet"
+	"github.com/urfave/cli/v2"
+)
+
+var socketFlag = &cli.StringFlag{Name: "tailscale-socket", Usage: "tailscaled's socket (default: the system one)"}
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve this machine's memory read-only to your other machines on the tailnet",
+		Description: "Listens on this machine's Tailscale addresses (port 7719) and answers git fetches\n" +
+			"(upload-pack only: nobody can push) from nodes of the same tailnet user, or nodes with a tag\n" +
+			"listed in config.json \"tailnet_allow_tags\"; everyone else gets 403. Other machines use it\n" +
+			"with remote \"tailnet\". Runs in the foreground; see the README for systemd and launchd.",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "port", Value: tailnet.DefaultPort, Usage: "port on each Tailscale address"},
+			&cli.StringFlag{Name: "listen", Usage: "listen on this address instead (testing); callers are still authorized"},
+			&cli.BoolFlag{Name: "allow-loopback", Usage: "with --listen: authorize loopback callers instead of asking tailscaled (testing)"},
+			socketFlag,
+		},
+		Action: func(c *cli.Context) error {
+			s, err := openStore(c)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.EnsureRepo(); err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
+			d := tailnet.LocalDaemon(c.String("tailscale-socket"))
+			var auth tailnet.Authorizer
+			var addrs []string
+			if c.Bool("allow-loopback") {
+				if c.String("listen") == "" {
+					return usagef("--allow-loopback needs --listen")
+				}
+				auth = tailnet.LoopbackAuth{}
+			} else {
+				self, _, err := tailnet.Status(c.Context, d)
+				if err != nil {
+					return err
+				}
+				auth = tailnet.WhoIsAuth{D: d, User: self.User, AllowTags: s.Config().AllowTags}
+				for _, ip := range self.IPs {
+					addrs = append(addrs, net.JoinHostPort(ip, strconv.Itoa(c.Int("port"))))
+				}
+			}
+			if l := c.String("listen"); l != "" {
+				addrs = []string{l}
+			}
+			if len(addrs) == 0 {
+				return errors.New("this machine has no Tailscale address to listen on")
+			}
+			h := &tailnet.Handler{GitDir: filepath.Join(s.Home(), note.PortableDir, ".git"), Auth: auth, Log: log}
+			errs := make(chan error, len(addrs))
+			var servers []*http.Server
+			for _, a := range addrs {
+				ln, err := net.Listen("tcp", a)
+				if err != nil {
+					return fmt.Errorf("listen on %s: %w", a, err)
+				}
+				srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+					WriteTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10}
+				servers = append(servers, srv)
+				fmt.Fprintf(c.App.Writer, "serving memory read-only on http://%s/memory\n", ln.Addr())
+				go func() { errs <- srv.Serve(ln) }()
+			}
+			select {
+			case <-c.Context.Done():
+			case err := <-errs:
+				if !errors.Is(err, http.ErrServerClosed) {
+					return err
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			for _, srv := range servers {
+				srv.Shutdown(ctx)
+			}
+			return nil
+		},
+	}
+}
+
+func peersCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "peers",
+		Usage: "list the tailnet's machines and which of them serve anamnesis",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "port", Value: tailnet.DefaultPort, Usage: "port anamnesis serve listens on"},
+			socketFlag, jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			d := tailnet.LocalDaemon(c.String("tailscale-socket"))
+			ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
+			defer cancel()
+			self, peers, err := tailnet.Status(ctx, d)
+			if err != nil {
+				return cli.Exit(err.Error(), 1)
+			}
+			var allow []string
+			var last map[string]string
+			if s, err := openStore(c); err == nil {
+				allow = s.Config().AllowTags
+				last = lastCommits(c.Context, filepath.Join(s.Home(), note.PortableDir))
+				s.Close()
+			}
+			tailnet.Probe(ctx, peers, c.Int("port"), 2*time.Second, allow)
+			type row struct {
+				tailnet.Peer
+				LastCommit string `json:"last_commit,omitempty"`
+			}
+			var rows []row
+			for _, p := range peers {
+				rows = append(rows, row{p, last[p.Name]})
+			}
+			if c.Bool("json") {
+				return printJSON(c.App.Writer, map[string]any{"self": self.Name, "ips": self.IPs, "peers": rows})
+			}
+			w := c.App.Writer
+			fmt.Fprintf(w, "this machine: %s %s\n", self.Name, strings.Join(self.IPs, " "))
+			for _, r := range rows {
+				state := "offline"
+				if r.Online {
+					state = "online"
+				}
+				who := "other user"
+				if r.SameUser {
+					who = "yours"
+				}
+				serves := ""
+				if r.Serves {
+					serves = "  serves anamnesis at " + r.URL
+				}
+				lc := ""
+				if r.LastCommit != "" {
+					lc = "  last commit " + r.LastCommit
+				}
+				fmt.Fprintf(w, "%-20s %-8s %-8s %-10s %s%s%s\n", r.Name, r.OS, state, who, strings.Join(r.Tags, ","), serves, lc)
+			}
+			return nil
+		},
+	}
+}
+
+// lastCommits maps machine ids to the time of their last commit in
+// memory/ (author anamnesis@MACHINE), from the git history.
+func lastCommits(ctx context.Context, repo string) map[string]string {
+	out := map[string]string{}
+	cmd := exec.CommandContext(ctx, "git", "-C", repo, "log", "--format=%ae %cI", "-n", "2000")
+	data, err := cmd.Output()
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		email, when, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasPrefix(email, "anamnesis@") {
+			continue
+		}
+		if m := strings.TrimPrefix(email, "anamnesis@"); out[m] == "" {
+			out[m] = when
+		}
+	}
+	return out
+}

@@ -1,0 +1,190 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// PeerResult is what fetching from one peer did.
+type PeerResult struct {
+	URL     string `json:"url"`
+	Fetched bool   `json:"fetched"`
+	Merged  bool   `json:"merged"`
+	Error   string `json:"error,omitempty"`
+}
+
+var refUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// peerName turns a peer URL into a remote-tracking ref name.
+func peerName(u string) string {
+	name := u
+	if p, err := url.Parse(u); err == nil && p.Host != "" {
+		name = p.Host
+	}
+	return "peer-" + strings.Trim(refUnsafe.ReplaceAllString(name, "-"), "-.")
+}
+
+// syncPeers fetches main from every peer in parallel (each bounded by the
+// timeout) into refs/remotes/peer-<host>/main and merges each result in
+// turn. Nothing is pushed: in the mesh every machine pulls. A peer that
+// fails is reported and skipped; the others still merge. The caller holds
+// the lock and has committed local changes.
+func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]PeerResult, []string, error) {
+	results := make([]PeerResult, len(peers))
+	heads := make([]plumbing.Hash, len(peers))
+	var wg sync.WaitGroup
+	for i, u := range peers {
+		results[i].URL = u
+		wg.Add(1)
+		go func(i int, u string) {
+			defer wg.Done()
+			h, fetched, err := g.fetchPeer(ctx, u, opts)
+			results[i].Fetched = fetched
+			heads[i] = h
+			if err != nil {
+				results[i].Error = err.Error()
+			}
+		}(i, u)
+	}
+	wg.Wait()
+	// The fetches wrote objects through storages of their own: make this
+	// repository's object store see the new packs, then record the
+	// remote-tracking refs (here, one writer, no concurrent reader).
+	if fs, ok := g.r.Storer.(*filesystem.Storage); ok {
+		fs.Reindex()
+	}
+	for i, u := range peers {
+		if !heads[i].IsZero() {
+			ref := plumbing.NewHashReference(plumbing.NewRemoteReferenceName(peerName(u), Branch), heads[i])
+			if err := g.r.Storer.SetReference(ref); err != nil {
+				return results, nil, fmt.Errorf("record %s: %w", ref.Name(), err)
+			}
+		}
+	}
+	var conflicts []string
+	for i := range peers {
+		if results[i].Error != "" || heads[i].IsZero() {
+			continue
+		}
+		var res MergeResult
+		var err error
+		for attempt := 0; attempt < 3; attempt++ {
+			res, err = g.Merge(heads[i])
+			if !errors.Is(err, ErrDirtyPath) {
+				break
+			}
+			if _, _, cerr := g.CommitAll(); cerr != nil {
+				return results, conflicts, cerr
+			}
+		}
+		if err != nil {
+			return results, conflicts, fmt.Errorf("merge %s: %w", peers[i], err)
+		}
+		results[i].Merged = res.Merged || res.FastFwd
+		conflicts = append(conflicts, res.Conflicts...)
+	}
+	return results, conflicts, nil
+}
+
+// isolatedRefs is a storage for one of several parallel fetches: objects
+// go to the repository on disk (each fetch writes its own pack), while
+// references live in memory, seeded with this repository's main. go-git
+// rewrites ref files in place, and parallel fetches iterating and writing
+// the same refs directory would read each other's half-written files.
+type isolatedRefs struct {
+	*filesystem.Storage
+	mu   sync.Mutex
+	refs map[plumbing.ReferenceName]*plumbing.Reference
+}
+
+func (s *isolatedRefs) SetReference(r *plumbing.Reference) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refs[r.Name()] = r
+	return nil
+}
+
+func (s *isolatedRefs) CheckAndSetReference(n, old *plumbing.Reference) error {
+	return s.SetReference(n)
+}
+
+func (s *isolatedRefs) Reference(n plumbing.ReferenceName) (*plumbing.Reference, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.refs[n]; ok {
+		return r, nil
+	}
+	return nil, plumbing.ErrReferenceNotFound
+}
+
+func (s *isolatedRefs) IterReferences() (storer.ReferenceIter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*plumbing.Reference
+	for _, r := range s.refs {
+		out = append(out, r)
+	}
+	return storer.NewReferenceSliceIter(out), nil
+}
+
+func (s *isolatedRefs) RemoveReference(n plumbing.ReferenceName) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.refs, n)
+	return nil
+}
+
+func (s *isolatedRefs) CountLooseRefs() (int, error) { return 0, nil }
+func (s *isolatedRefs) PackRefs() error              { return nil }
+
+func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.Hash, bool, error) {
+	name := peerName(u)
+	st := &isolatedRefs{Storage: filesystem.NewStorage(osfs.New(g.gitDir), cache.NewObjectLRUDefault()),
+		refs: map[plumbing.ReferenceName]*plumbing.Reference{}}
+	if head, err := g.Head(); err == nil && !head.IsZero() {
+		st.refs[branchRef] = plumbing.NewHashReference(branchRef, head) // our history, so only new objects come
+	}
+	remote := git.NewRemote(st, &config.RemoteConfig{Name: name, URLs: []string{u}})
+	ref := plumbing.NewRemoteReferenceName(name, Branch)
+	auth, err := authFor(u)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	fctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	err = bounded(fctx, func() error {
+		return remote.FetchContext(fctx, &git.FetchOptions{
+			RefSpecs: []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + ref.String())},
+			Auth:     auth, Tags: git.NoTags,
+		})
+	})
+	fetched := err == nil
+	switch {
+	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
+	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):
+		return plumbing.ZeroHash, false, nil
+	case errors.Is(fctx.Err(), context.DeadlineExceeded):
+		return plumbing.ZeroHash, false, fmt.Errorf("no answer within %s", opts.Timeout)
+	default:
+		return plumbing.ZeroHash, false, err
+	}
+	r, err := st.Reference(ref)
+	if err != nil {
+		return plumbing.ZeroHash, fetched, nil
+	}
+	return r.Hash(), fetched, nil
+}

@@ -1,0 +1,178 @@
+package anamnesis
+
+import (
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/anamnesis-memory/anamnesis/tailnet"
+)
+
+// TestMeshConvergence: three machines, no hub. Each serves its memory/
+// read-only on loopback and syncs by fetching from the other two. After
+// random writes and edits and a few rounds of syncs, all trees are
+// identical and no line anyone wrote is lost.
+func TestMeshConvergence(t *testing.T) {
+	const machines = 3
+	homes := make([]string, machines)
+	urls := make([]string, machines)
+	for i := range homes {
+		homes[i] = t.TempDir()
+		s, err := Open(ctx, homes[i], Options{MachineID: fmt.Sprintf("m%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.EnsureRepo(); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		srv := httptest.NewServer(&tailnet.Handler{GitDir: filepath.Join(homes[i], "memory", ".git"), Auth: tailnet.LoopbackAuth{}})
+		t.Cleanup(srv.Close)
+		urls[i] = srv.URL + "/memory"
+	}
+	stores := make([]*Store, machines)
+	for i := range homes {
+		var others []string
+		for j := range urls {
+			if j != i {
+				others = append(others, urls[j])
+			}
+		}
+		s, err := Open(ctx, homes[i], Options{MachineID: fmt.Sprintf("m%d", i), Remote: "peers:" + strings.Join(others, ",")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	r := rand.New(rand.NewSource(11))
+	written := map[string]bool{}
+	seq := 0
+	for round := 0; round < 30; round++ {
+		i := r.Intn(machines)
+		s := stores[i]
+		list, _ := s.List(ctx, indexFilterAll())
+		if r.Intn(3) > 0 || len(list) == 0 {
+			seq++
+			line := fmt.Sprintf("line %d from m%d", seq, i)
+			written[line] = true
+			if _, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: fmt.Sprintf("note %d", seq), Body: line}); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			h := list[r.Intn(len(list))]
+			n, path, err := s.Get(ctx, h.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq++
+			line := fmt.Sprintf("line %d from m%d", seq, i)
+			written[line] = true
+			n.Body += "\n" + line
+			if err := note.WriteFileAtomic(filepath.Join(homes[i], path), note.Marshal(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.Intn(2) == 0 {
+			if _, err := s.Sync(ctx, SyncOptions{}); err != nil {
+				t.Fatalf("m%d sync: %v", i, err)
+			}
+		}
+	}
+	for round := 0; round < 3; round++ {
+		for i, s := range stores {
+			rep, err := s.Sync(ctx, SyncOptions{})
+			if err != nil {
+				t.Fatalf("final m%d sync: %v", i, err)
+			}
+			for _, p := range rep.Peers {
+				if p.Error != "" {
+					t.Fatalf("m%d fetching %s: %s", i, p.URL, p.Error)
+				}
+			}
+		}
+	}
+	trees := make([]map[string]string, machines)
+	for i := range homes {
+		trees[i] = readTree(t, filepath.Join(homes[i], "memory"))
+	}
+	for i := 1; i < machines; i++ {
+		if fmt.Sprint(sortedKeys(trees[i])) != fmt.Sprint(sortedKeys(trees[0])) {
+			t.Fatalf("m%d has different files than m0", i)
+		}
+		for p, c := range trees[0] {
+			if trees[i][p] != c {
+				t.Fatalf("%s differs between m0 and m%d", p, i)
+			}
+		}
+	}
+	all := ""
+	for _, c := range trees[0] {
+		all += c
+	}
+	for line := range written {
+		if !strings.Contains(all, line) {
+			t.Errorf("lost: %q", line)
+		}
+	}
+	// And the index agrees: every line is searchable on every machine.
+	for i, s := range stores {
+		hits, err := s.Search(ctx, "line", indexFilterK(1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) < len(trees[0])-countCopies(trees[0]) {
+			t.Errorf("m%d indexes %d notes, tree has %d", i, len(hits), len(trees[0]))
+		}
+	}
+}
+
+func readTree(t *testing.T, dir string) map[string]string {
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, _ := os.ReadFile(p)
+		out[rel] = string(data)
+		return nil
+	})
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	var k []string
+	for p := range m {
+		k = append(k, p)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func countCopies(m map[string]string) int {
+	n := 0
+	for p := range m {
+		if strings.Contains(p, ".conflict-") {
+			n++
+		}
+	}
+	return n
+}
+
+func indexFilterAll() index.Filter    { return index.Filter{} }
+func indexFilterK(k int) index.Filter { return index.Filter{Limit: k} }
