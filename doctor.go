@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 )
 
 // Check states reported by Doctor.
@@ -70,6 +74,50 @@ func Doctor(ctx context.Context, s *Store) []Check {
 				c.Items = append(c.Items, f.Path+": "+f.Error)
 			}
 			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// SyncChecks looks at the git side: the sync lock (held, and by whom),
+// the remote (configured, answering) and the tailnet when the remote is
+// the mesh. It may take a few seconds (it asks the remote).
+func SyncChecks(ctx context.Context, s *Store) []Check {
+	var out []Check
+	gitDir := filepath.Join(s.memory.Root, ".git")
+	if _, err := os.Stat(gitDir); err != nil {
+		return []Check{{Name: "git", State: CheckWarn, Detail: "memory/ is not a git repository yet", Fix: "run `anamnesis init` or `anamnesis sync`"}}
+	}
+	if pid, held, err := gitsync.Holder(gitDir); err == nil {
+		if held {
+			out = append(out, Check{Name: "sync lock", State: CheckWarn, Detail: fmt.Sprintf("held by process %d (a sync is running)", pid),
+				Fix: "wait for it; the lock is released when that process exits, even if it crashes"})
+		} else {
+			out = append(out, Check{Name: "sync lock", State: CheckOK, Detail: "free (a lock is released by the kernel when its holder dies, so it is never stale)"})
+		}
+	}
+	remote := s.Remote()
+	switch {
+	case remote == "":
+		out = append(out, Check{Name: "remote", State: CheckWarn, Detail: "none: notes stay on this machine",
+			Fix: "set one with `anamnesis init --remote PATH-OR-URL` or ANAMNESIS_GIT_REMOTE"})
+	case remote == "tailnet" || strings.HasPrefix(remote, "peers:") || strings.Contains(remote, ","):
+		st := TailnetState(ctx)
+		state := CheckOK
+		if !strings.HasPrefix(st, "running") && remote == "tailnet" {
+			state = CheckProblem
+		}
+		out = append(out, Check{Name: "remote", State: state, Detail: "mesh (" + remote + "); tailnet: " + st})
+	default:
+		r, err := s.repo()
+		if err == nil {
+			err = r.Reachable(ctx, remote, 10*time.Second)
+		}
+		if err != nil {
+			out = append(out, Check{Name: "remote", State: CheckProblem, Detail: remote + " does not answer: " + err.Error(),
+				Fix: "check the path or URL and your network; local notes stay committed meanwhile"})
+		} else {
+			out = append(out, Check{Name: "remote", State: CheckOK, Detail: remote + " answers"})
 		}
 	}
 	return out

@@ -2,10 +2,14 @@ package anamnesis
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/tailnet"
 )
 
 // Status is the store's state as `anamnesis status --json` reports it.
@@ -44,6 +48,7 @@ type SyncStatus struct {
 	Head           string   `json:"head"`
 	Dirty          bool     `json:"dirty"`
 	ConflictCopies []string `json:"conflict_copies"`
+	Tailnet        string   `json:"tailnet"` // tailscaled's state as this machine sees it
 }
 
 // Status reports counts, index state and sync state. It reads the index
@@ -90,7 +95,33 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 			return Status{}, err
 		}
 	}
+	out.Sync.Tailnet = TailnetState(ctx)
 	return out, nil
+}
+
+// TailnetState is a one-line summary of tailscaled on this machine, asked
+// with a short timeout (status must stay fast).
+func TailnetState(ctx context.Context) string {
+	tctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	self, peers, err := tailnet.Status(tctx, tailnet.LocalDaemon(""))
+	if err != nil {
+		msg := err.Error()
+		switch {
+		case strings.Contains(msg, "not running"):
+			return "tailscaled not running"
+		case strings.Contains(msg, "is "):
+			return strings.TrimPrefix(strings.SplitN(msg, ";", 2)[0], tailnet.ErrNoTailnet.Error()+": ")
+		}
+		return msg
+	}
+	online := 0
+	for _, p := range peers {
+		if p.Online {
+			online++
+		}
+	}
+	return fmt.Sprintf("running as %s (%s), %d peers, %d online", self.Name, strings.Join(self.IPs, " "), len(peers), online)
 }
 
 func skippedFiles(bad []index.File) []SkippedFile {

@@ -262,3 +262,25 @@ func (g *Repo) HasCommit(h plumbing.Hash) bool {
 	_, err := g.r.CommitObject(h)
 	return err == nil
 }
+
+// Reachable asks remote for its references (nothing is fetched).
+func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Duration) error {
+	auth, err := authFor(remote)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rem := git.NewRemote(g.r.Storer, &config.RemoteConfig{Name: "probe", URLs: []string{remote}})
+	err = bounded(rctx, func() error {
+		_, err := rem.ListContext(rctx, &git.ListOptions{Auth: auth})
+		return err
+	})
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return nil
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %s", timeout)
+	}
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"tailscale.com/client/local"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/paths"
 	"tailscale.com/tailcfg"
 )
 
@@ -31,7 +33,42 @@ type Daemon interface {
 
 // LocalDaemon talks to tailscaled on this machine ("" for the default
 // socket).
-func LocalDaemon(socket string) Daemon { return &local.Client{Socket: socket} }
+func LocalDaemon(socket string) Daemon {
+	if socket == "" {
+		socket = paths.DefaultTailscaledSocket()
+	}
+	return localDaemon{c: &local.Client{Socket: socket, UseSocketOnly: true}, socket: socket}
+}
+
+// localDaemon fails at once when the socket does not exist: the local
+// client keeps retrying a missing socket until its context ends (it waits
+// for a tailscaled that is starting), which would make every `status`
+// wait on machines without Tailscale.
+type localDaemon struct {
+	c      *local.Client
+	socket string
+}
+
+func (d localDaemon) present() error {
+	if _, err := os.Stat(d.socket); err != nil {
+		return &net.OpError{Op: "dial", Net: "unix", Err: fmt.Errorf("connect %s: %w", d.socket, err)}
+	}
+	return nil
+}
+
+func (d localDaemon) Status(ctx context.Context) (*ipnstate.Status, error) {
+	if err := d.present(); err != nil {
+		return nil, err
+	}
+	return d.c.Status(ctx)
+}
+
+func (d localDaemon) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsResponse, error) {
+	if err := d.present(); err != nil {
+		return nil, err
+	}
+	return d.c.WhoIs(ctx, addr)
+}
 
 // ErrNoTailnet means tailscaled cannot be used: not running, or not
 // logged in. Its message says what to do.

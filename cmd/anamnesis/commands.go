@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
@@ -278,6 +280,20 @@ func statusCommand() *cli.Command {
 					remote = "none (local only)"
 				}
 				fmt.Fprintf(w, "sync:    remote %s\n", remote)
+				if st.Sync.Head != "" {
+					dirty := ""
+					if st.Sync.Dirty {
+						dirty = " (uncommitted changes; the next sync commits them)"
+					}
+					fmt.Fprintf(w, "         head %s%s\n", st.Sync.Head[:12], dirty)
+				}
+				if n := len(st.Sync.ConflictCopies); n > 0 {
+					fmt.Fprintf(w, "         %s waiting to be reconciled:\n", plural(n, "conflict copy", "conflict copies"))
+					for _, p := range st.Sync.ConflictCopies {
+						fmt.Fprintf(w, "           %s\n", p)
+					}
+				}
+				fmt.Fprintf(w, "tailnet: %s\n", st.Sync.Tailnet)
 				return nil
 			})
 		},
@@ -363,6 +379,8 @@ func doctorCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
 				checks := anamnesis.Doctor(ctx, s)
+				checks = append(checks, anamnesis.SyncChecks(ctx, s)...)
+				checks = append(checks, gitHooksCheck(s))
 				if c.Bool("json") {
 					if err := printJSON(c.App.Writer, map[string]any{"checks": checks}); err != nil {
 						return err
@@ -387,4 +405,32 @@ func doctorCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// gitHooksCheck reports whether the git hooks are installed (the hooks
+// package sits above the root package, so the check is composed here).
+func gitHooksCheck(s *anamnesis.Store) anamnesis.Check {
+	repo := filepath.Join(s.Home(), note.PortableDir)
+	states, err := hooks.Status(repo)
+	if err != nil {
+		return anamnesis.Check{Name: "git hooks", State: anamnesis.CheckWarn, Detail: err.Error()}
+	}
+	var missing, chained []string
+	for _, st := range states {
+		if st.Status != "installed" {
+			missing = append(missing, st.Hook+" ("+st.Status+")")
+		}
+		if st.Chained != "" {
+			chained = append(chained, st.Hook)
+		}
+	}
+	if len(missing) > 0 {
+		return anamnesis.Check{Name: "git hooks", State: anamnesis.CheckWarn, Detail: "not installed: " + strings.Join(missing, ", "),
+			Fix: "run `anamnesis hooks install` (only needed if you use git by hand in memory/)"}
+	}
+	detail := "installed"
+	if len(chained) > 0 {
+		detail += "; your own hooks still run after them: " + strings.Join(chained, ", ")
+	}
+	return anamnesis.Check{Name: "git hooks", State: anamnesis.CheckOK, Detail: detail}
 }

@@ -122,6 +122,11 @@ func runInit(c *cli.Context) error {
 	fmt.Fprintf(w, "  store home : %s\n", st.home)
 	fmt.Fprintf(w, "  machine id : %s\n", st.machine)
 	fmt.Fprintf(w, "  remote     : %s\n", remote)
+	if st.remote == "" {
+		if tn := anamnesis.TailnetState(c.Context); strings.HasPrefix(tn, "running") {
+			fmt.Fprintf(w, "  tailnet    : %s; `--remote tailnet` syncs with your other machines that run `anamnesis serve`, no hub needed\n", tn)
+		}
+	}
 	fmt.Fprintf(w, "  binary     : %s\n", st.binary)
 	fmt.Fprintf(w, "  config     : %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
 	if !c.Bool("no-git-hooks") {
