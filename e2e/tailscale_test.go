@@ -1,0 +1,84 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const tailscaleVersion = "v1.102.5"
+
+// goInstall builds a Go command into cacheDir()/bin once.
+func goInstall(t *testing.T, pkg, name string) string {
+	t.Helper()
+	bin := filepath.Join(cacheDir(), "bin")
+	p := filepath.Join(bin, name)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "install", pkg)
+	cmd.Dir = os.TempDir() // outside this module: the command's own go.mod decides its dependencies
+	cmd.Env = append(os.Environ(), "GOBIN="+bin, "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install %s: %v\n%s", pkg, err, out)
+	}
+	return p
+}
+
+// TestPeersWithALoggedOutTailscaled runs a real tailscaled (userspace
+// networking, its own socket and state, never logged in) and checks that
+// peers and serve explain the state in one line and exit 1.
+func TestPeersWithALoggedOutTailscaled(t *testing.T) {
+	tsd := goInstall(t, "tailscale.com/cmd/tailscaled@"+tailscaleVersion, "tailscaled")
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "tailscaled.sock")
+	cmd := exec.Command(tsd, "--tun=userspace-networking", "--socket="+sock, "--statedir="+filepath.Join(dir, "state"), "--port=0")
+	log, _ := os.Create(filepath.Join(dir, "tailscaled.log"))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			data, _ := os.ReadFile(filepath.Join(dir, "tailscaled.log"))
+			t.Fatalf("tailscaled did not create its socket:\n%s", data)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	u := newUser(t)
+	for _, args := range [][]string{
+		{"peers", "--tailscale-socket", sock},
+		{"serve", "--tailscale-socket", sock},
+	} {
+		out, errs, err := u.run(u.home, "", u.bin, args...)
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 1 {
+			t.Errorf("%v: want exit 1, got %v\n%s%s", args, err, out, errs)
+		}
+		line := strings.TrimSpace(errs)
+		if strings.Contains(line, "\n") || !strings.Contains(line, "tailscale up") || strings.Contains(line, "goroutine") {
+			t.Errorf("%v: want one line telling to run `tailscale up`, got:\n%s", args, errs)
+		}
+		if !strings.Contains(line, "NeedsLogin") && !strings.Contains(line, "NoState") && !strings.Contains(line, "Stopped") {
+			t.Errorf("%v: the state is not named: %s", args, line)
+		}
+	}
+	// status shows the same state without failing.
+	u.anamnesis("write", "--type", "semantic", "--title", "t", "--body", "b")
+	if out := u.anamnesis("status", "--json"); !strings.Contains(out, `"tailnet"`) {
+		t.Errorf("status lacks the tailnet: %s", out)
+	}
+}
