@@ -1,7 +1,8 @@
 # anamnesis — cross-machine memory for Claude Code.
 # make install   build and install the CLI (go install ./cmd/anamnesis)
 # make test      gofmt + go vet + every unit and CLI test (what .ci/run runs)
-# make e2e       tests against the real Claude Code CLI and MCP Inspector (.ci/run runs it too)
+# make e2e       tests against the real Claude Code CLI, MCP Inspector and tailscaled (.ci/run runs it too)
+# make fuzz      a short run of every fuzz target (.ci/run runs it too)
 # make bench     speed figures on synthetic stores (SIZES=10000,100000; LOCOMO=dir adds recall)
 # make bench-recall LOCOMO=dir   LoCoMo recall@k / MRR vs the grep baseline
 
@@ -12,7 +13,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test e2e vet fmt-check bench bench-recall clean
+.PHONY: all build install test e2e fuzz vet fmt-check bench bench-recall clean
 
 all: build
 
@@ -32,6 +33,17 @@ vet:
 
 test: fmt-check vet
 	$(GO) test -count=1 ./...
+
+# A short run of every fuzz target (seeds are in the f.Add calls; go test
+# runs them as ordinary tests too). FUZZTIME=2m for a longer run.
+FUZZTIME ?= 10s
+FUZZ_TARGETS = FuzzParse:./note FuzzParseTranscript:./hooks FuzzMatchExpr:./index FuzzMerge3:./gitsync FuzzMergeNote:./gitsync
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		name=$${t%%:*}; pkg=$${t#*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 # End-to-end tests with real clients (Claude Code, MCP Inspector); they
 # npm-install them into .cache/e2e on first use.
