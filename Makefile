@@ -3,6 +3,7 @@
 # make test      gofmt + go vet + every unit and CLI test (what .ci/run runs)
 # make e2e       tests against the real Claude Code CLI, MCP Inspector and tailscaled (.ci/run runs it too)
 # make fuzz      a short run of every fuzz target (.ci/run runs it too)
+# make stress    long fault and load runs (killed syncs, 8 concurrent processes, fuzzing)
 # make bench     speed figures on synthetic stores (SIZES=10000,100000; LOCOMO=dir adds recall)
 # make bench-recall LOCOMO=dir   LoCoMo recall@k / MRR vs the grep baseline
 
@@ -13,7 +14,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test e2e fuzz vet fmt-check bench bench-recall clean
+.PHONY: all build install test e2e fuzz stress vet fmt-check bench bench-recall clean
 
 all: build
 
@@ -44,6 +45,13 @@ fuzz:
 		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
+
+# Heavy fault and load runs: 60 killed syncs, 60 s of 8 concurrent
+# processes, many randomized convergence seeds, 2 minutes per fuzz target.
+stress:
+	ANAMNESIS_CRASH_RUNS=60 ANAMNESIS_STRESS_SECONDS=60 $(GO) test -count=1 -timeout 30m -run 'KilledSyncs|EightProcesses' -v ./cmd/anamnesis/
+	for s in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do ANAMNESIS_SEED=$$s $(GO) test -count=1 -run Randomized ./gitsync/ || exit 1; done
+	$(MAKE) fuzz FUZZTIME=2m
 
 # End-to-end tests with real clients (Claude Code, MCP Inspector); they
 # npm-install them into .cache/e2e on first use.

@@ -222,6 +222,12 @@ func (g *Repo) worktreePaths() ([]string, error) {
 			return nil
 		}
 		if isTempName(d.Name()) {
+			// A checkout temp file (made only under the lock we hold) is
+			// left by a killed sync: remove it. Writers' own temp files
+			// (.tmp-anamnesis-*) are not ours to touch.
+			if strings.HasSuffix(d.Name(), ".anamnesis-tmp") {
+				os.Remove(p)
+			}
 			return nil
 		}
 		rel, err := filepath.Rel(g.dir, p)

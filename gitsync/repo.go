@@ -324,9 +324,9 @@ func (g *Repo) moveBranch(old, new plumbing.Hash) error {
 	if err := os.MkdirAll(filepath.Dir(refPath), 0o755); err != nil {
 		return fmt.Errorf("move %s: %w", Branch, err)
 	}
-	f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := createRefLock(lock)
 	if err != nil {
-		return fmt.Errorf("move %s: %s is held by another git process: %w", Branch, lock, err)
+		return fmt.Errorf("move %s: %w", Branch, err)
 	}
 	defer os.Remove(lock) // no-op after the rename
 	cur, err := g.r.Storer.Reference(branchRef)
@@ -362,6 +362,32 @@ func (g *Repo) moveBranch(old, new plumbing.Hash) error {
 		}
 	}
 	return nil
+}
+
+// createRefLock creates a ref's .lock file exclusively. The caller holds
+// the anamnesis flock, so a lock file that outlives a second (a git CLI
+// holds one for milliseconds) was left by a process killed mid-update:
+// it is stale and removed, or every later sync would fail.
+func createRefLock(lock string) (*os.File, error) {
+	for i := 0; ; i++ {
+		f, err := os.OpenFile(lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		if i == 20 {
+			if rmErr := os.Remove(lock); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+				return nil, fmt.Errorf("remove stale %s: %w", lock, rmErr)
+			}
+			continue
+		}
+		if i > 20 {
+			return nil, fmt.Errorf("%s keeps coming back: another git process is updating the branch", lock)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func blobHash(data []byte) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }

@@ -584,3 +584,26 @@ func TestDirty(t *testing.T) {
 	os.WriteFile(filepath.Join(m.repo.Dir(), "x.md"), []byte("x"), 0o644)
 	check(true, "staged but not committed")
 }
+
+// TestStaleRefLockAfterACrash: a refs/heads/main.lock left by a process
+// killed mid-update does not block later syncs.
+func TestStaleRefLockAfterACrash(t *testing.T) {
+	hub := newHub(t)
+	a := newMachine(t, "a", hub)
+	a.write(mkNote(a, "first", "x"))
+	a.sync()
+	lock := filepath.Join(a.repo.GitDir(), "refs", "heads", "main.lock")
+	os.WriteFile(lock, []byte("garbage from a killed process\n"), 0o644)
+	os.WriteFile(filepath.Join(a.repo.Dir(), "semantic", "left.md.anamnesis-tmp"), []byte("half a checkout"), 0o644)
+	a.write(mkNote(a, "second", "y"))
+	if rep := a.sync(); !rep.Committed || !rep.Pushed {
+		t.Fatalf("sync with a stale ref lock: %+v", rep)
+	}
+	if _, err := os.Stat(lock); err == nil {
+		t.Error("stale lock still there")
+	}
+	if _, err := os.Stat(filepath.Join(a.repo.Dir(), "semantic", "left.md.anamnesis-tmp")); err == nil {
+		t.Error("stale checkout temp file still there")
+	}
+	a.fsck()
+}
