@@ -181,6 +181,7 @@ func TestWriteValidationLeavesNothing(t *testing.T) {
 		{Type: "semantic", Title: "  "},
 		{Type: "semantic", Title: "t", Scope: "everywhere"},
 		{Type: "semantic", Title: "t", Supersedes: []string{"../x"}},
+		{Type: "semantic", Title: strings.Repeat("t", 1<<20)},
 	}
 	for _, r := range bad {
 		if _, _, err := s.Write(ctx, r); err == nil {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -31,6 +32,10 @@ const (
 	DefaultWorkspaceID = "personal"
 	DefaultProvSource  = "human"
 )
+
+// MaxTitle bounds a title written here (in characters). Titles are one
+// line of a note's frontmatter; reading accepts longer ones.
+const MaxTitle = 1000
 
 // MaxFileSize bounds a note file. Larger files are reported, never indexed:
 // a note is a paragraph of memory, and a runaway file must not stall a
@@ -142,6 +147,9 @@ func (n *Note) Validate() error {
 	}
 	if strings.TrimSpace(n.Title) == "" {
 		return fmt.Errorf("title is empty")
+	}
+	if c := utf8.RuneCountInString(n.Title); c > MaxTitle {
+		return fmt.Errorf("title is %d characters; a title is one line of at most %d (put the rest in the body)", c, MaxTitle)
 	}
 	if !ValidScope(n.Scope) {
 		return fmt.Errorf("scope %q is not %s or %s", n.Scope, ScopePortable, ScopeMachineLocal)

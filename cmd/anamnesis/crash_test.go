@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
@@ -85,4 +86,68 @@ func TestKilledSyncsLoseNothing(t *testing.T) {
 		}
 	}
 	t.Logf("%d syncs killed; %d victim notes, all present", runs, len(committed))
+}
+
+// TestKilledWritesAndCapturesLeaveNoHalfNotes kills `anamnesis write` and
+// the session-end hook at random moments. No note file is ever partial
+// (every *.md parses), and after one reconcile the index and the files
+// agree: nothing indexed that is not on disk, nothing on disk unindexed.
+func TestKilledWritesAndCapturesLeaveNoHalfNotes(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "seed", "--body", "x"))
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	var b strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, `{"type":"user","uuid":"u%d","sessionId":"crash-%d","message":{"role":"user","content":"question %d"}}`+"\n", i, i%5, i)
+	}
+	os.WriteFile(tr, []byte(b.String()), 0o644)
+	big := strings.Repeat("a long body line that takes a while to write and index\n", 8000) // ~450 KB
+	r := rand.New(rand.NewSource(3))
+	runs := crashRuns() * 2
+	for i := 0; i < runs; i++ {
+		var cmd *exec.Cmd
+		if i%2 == 0 {
+			cmd = exec.Command(binary, "write", "--type", "semantic", "--title", fmt.Sprintf("big %d", i), "--body-file", "-")
+			cmd.Stdin = strings.NewReader(big)
+		} else {
+			cmd = exec.Command(binary, "hook", "session-end")
+			cmd.Stdin = strings.NewReader(fmt.Sprintf(`{"session_id":"crash-%d","transcript_path":%q,"cwd":"/tmp"}`, i, tr))
+		}
+		cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=box")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(r.Intn(60000)) * time.Microsecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	var notes int
+	filepath.WalkDir(filepath.Join(home, "memory"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") || strings.HasPrefix(d.Name(), ".") {
+			if d != nil && d.IsDir() && d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		notes++
+		if r := anm(t, home, "", "show", strings.TrimSuffix(d.Name(), ".md")); r.code != 0 && !strings.Contains(r.stderr, "no note") {
+			t.Errorf("%s: %s", p, r.stderr)
+		}
+		return nil
+	})
+	first := mustOK(t, anm(t, home, "", "reindex", "--json"))
+	if strings.Contains(first.stdout, `"skipped": [
+    {`) {
+		t.Errorf("a partial note file exists: %s", first.stdout)
+	}
+	second := mustOK(t, anm(t, home, "", "reindex", "--json"))
+	if !strings.Contains(second.stdout, `"added": 0`) || !strings.Contains(second.stdout, `"deleted": 0`) || !strings.Contains(second.stdout, `"updated": 0`) {
+		t.Errorf("index and files still disagree after a reconcile: %s", second.stdout)
+	}
+	var st struct{ Notes struct{ Total int } }
+	json.Unmarshal([]byte(mustOK(t, anm(t, home, "", "status", "--json")).stdout), &st)
+	if st.Notes.Total != notes {
+		t.Errorf("index has %d notes, the tree %d", st.Notes.Total, notes)
+	}
+	t.Logf("%d processes killed; %d whole notes on disk, all indexed", runs, notes)
 }

@@ -36,8 +36,8 @@ func TestClaudeHooksFailOpen(t *testing.T) {
 		assertFailOpen(t, hook+" binary", anm(t, home, string(garbage), "hook", hook))
 		assertFailOpen(t, hook+" missing store", anm(t, filepath.Join(t.TempDir(), "nope"), `{"session_id":"s","cwd":"/tmp"}`, "hook", hook))
 	}
-	big := `{"prompt":"` + strings.Repeat("a", 20<<20) + `"}`
-	assertFailOpen(t, "prompt 20 MB stdin", anm(t, home, big, "hook", "prompt"))
+	big := `{"prompt":"` + strings.Repeat("a", 100<<20) + `"}`
+	assertFailOpen(t, "prompt 100 MB stdin", anm(t, home, big, "hook", "prompt"))
 	assertFailOpen(t, "session-end missing transcript", anm(t, home, `{"session_id":"s","transcript_path":"/no/such/file.jsonl"}`, "hook", "session-end"))
 	if _, err := os.Stat(filepath.Join(filepath.Dir(home), "nope")); err == nil {
 		t.Error("a hook created a store it was not asked for")
