@@ -33,7 +33,7 @@ func TestParseTranscriptSkipsNoise(t *testing.T) {
 
 func TestParseTranscriptHugeLineAndMissingFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "t.jsonl")
-	huge := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", MaxTranscriptLine+10) + `"}}`
+	huge := `{"type":"user","message":{"role":"user","content":"` + strings.Repeat("x", 50<<20) + `"}}` // a 50 MB line
 	good := `{"type":"user","sessionId":"s1","message":{"role":"user","content":"after the huge line"}}`
 	os.WriteFile(p, []byte(huge+"\n"+good+"\n"), 0o644)
 	s, err := ParseTranscript(p)

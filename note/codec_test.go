@@ -139,6 +139,7 @@ func TestParseRejectsMalformed(t *testing.T) {
 		"duplicate key":      "---\nid: 01ABC\nid: 01ABD\ntype: semantic\ntitle: t\n---\n",
 		"frontmatter a list": "---\n- a\n- b\n---\n",
 		"empty frontmatter":  "---\n---\nbody\n",
+		"deeply nested":      "---\nid: 01ABC\ntype: semantic\ntitle: t\nx: " + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "\n---\n",
 	}
 	for name, src := range cases {
 		if _, err := Parse([]byte(src)); err == nil || !errors.Is(err, ErrMalformed) {
