@@ -62,6 +62,15 @@ func Doctor(ctx context.Context, s *Store) []Check {
 		}
 	}
 
+	if copies, err := s.conflictCopies(ctx); err == nil && len(copies) > 0 {
+		out = append(out, Check{Name: "conflict copies", State: CheckWarn,
+			Detail: fmt.Sprintf("%d notes were edited on two machines at once; both versions are kept", len(copies)),
+			Items:  copies,
+			Fix:    "merge each copy into the note named by its conflict_of, then delete the copy (or ask Claude to)"})
+	} else if err == nil {
+		out = append(out, Check{Name: "conflict copies", State: CheckOK, Detail: "none waiting"})
+	}
+
 	bad, err := s.ix.BadFiles(ctx)
 	if err == nil {
 		if len(bad) == 0 {

@@ -202,3 +202,22 @@ func TestUnreachableRemoteIsOneClearLine(t *testing.T) {
 		t.Errorf("note not committed: %q", log)
 	}
 }
+
+func TestDoctorNamesConflictCopies(t *testing.T) {
+	hub := bareHub(t)
+	a, b := t.TempDir(), t.TempDir()
+	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "answer", "--body", "41")).stdout)
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync"))
+	for home, body := range map[string]string{a: "42", b: "43"} {
+		p := filepath.Join(home, "memory", "semantic", id+".md")
+		data, _ := os.ReadFile(p)
+		os.WriteFile(p, []byte(strings.Replace(string(data), "\n41\n", "\n"+body+"\n", 1)), 0o644)
+	}
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync"))
+	r := anmRemote(t, b, "laptop", hub, "", "doctor")
+	if !strings.Contains(r.stdout, "conflict copies") || !strings.Contains(r.stdout, ".conflict-") || !strings.Contains(r.stdout, "conflict_of") {
+		t.Errorf("doctor does not explain the conflict copy:\n%s", r.stdout)
+	}
+}
