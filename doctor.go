@@ -105,6 +105,15 @@ func SyncChecks(ctx context.Context, s *Store) []Check {
 			out = append(out, Check{Name: "sync lock", State: CheckOK, Detail: "free (a lock is released by the kernel when its holder dies, so it is never stale)"})
 		}
 	}
+	if stale, err := gitsync.StaleGitLocks(gitDir, StaleGitLockAge); err != nil {
+		out = append(out, Check{Name: "git lock files", State: CheckWarn, Detail: err.Error()})
+	} else if len(stale) > 0 {
+		out = append(out, Check{Name: "git lock files", State: CheckWarn,
+			Detail: fmt.Sprintf("%d left by a killed git process; a hand `git` in memory/ fails until they go", len(stale)),
+			Items:  stale, Fix: "run `anamnesis doctor --fix` (it removes only lock files older than two minutes)"})
+	} else {
+		out = append(out, Check{Name: "git lock files", State: CheckOK, Detail: "none left behind"})
+	}
 	remote := s.Remote()
 	switch {
 	case remote == "":
@@ -141,4 +150,23 @@ func writableCheck(name, dir string) Check {
 	f.Close()
 	os.Remove(f.Name())
 	return Check{Name: name, State: CheckOK, Detail: dir + " is writable"}
+}
+
+// StaleGitLockAge is how old a git lock file must be before doctor calls
+// it stale: git holds one for milliseconds, so minutes leave a wide margin
+// for a slow hand `git` still at work.
+const StaleGitLockAge = 2 * time.Minute // doctor's fix text says "two minutes"
+
+// FixStaleGitLocks removes git lock files in memory/.git older than
+// StaleGitLockAge and returns their paths. It is what `doctor --fix` does.
+func FixStaleGitLocks(ctx context.Context, s *Store) ([]string, error) {
+	gitDir := filepath.Join(s.memory.Root, ".git")
+	if _, err := os.Stat(gitDir); err != nil {
+		return nil, nil
+	}
+	removed, err := gitsync.RemoveStaleGitLocks(ctx, gitDir, StaleGitLockAge)
+	if err != nil {
+		return removed, fmt.Errorf("clear stale git locks in %s: %w", gitDir, err)
+	}
+	return removed, nil
 }

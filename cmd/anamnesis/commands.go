@@ -375,14 +375,35 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check the store and explain anything that needs attention",
-		Flags: []cli.Flag{jsonFlag},
+		Description: "Checks the note trees, the index, note files that cannot be indexed, conflict copies,\n" +
+			"the sync lock, git lock files left by a killed git, the remote, the git hooks\n" +
+			"and the tailnet. Each finding says how to fix it. Exit code 1 when something is broken.\n" +
+			"--fix repairs what is safe to repair without asking: it removes stale git lock files.",
+		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove git lock files left by a killed git process, then check"}},
 		Action: func(c *cli.Context) error {
 			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
+				var fixed []string
+				if c.Bool("fix") {
+					removed, err := anamnesis.FixStaleGitLocks(ctx, s)
+					if err != nil {
+						return err
+					}
+					fixed = removed
+					if !c.Bool("json") {
+						for _, p := range removed {
+							fmt.Fprintf(c.App.Writer, "removed stale git lock %s\n", p)
+						}
+					}
+				}
 				checks := anamnesis.Doctor(ctx, s)
 				checks = append(checks, anamnesis.SyncChecks(ctx, s)...)
 				checks = append(checks, gitHooksCheck(s))
 				if c.Bool("json") {
-					if err := printJSON(c.App.Writer, map[string]any{"checks": checks}); err != nil {
+					report := map[string]any{"checks": checks}
+					if c.Bool("fix") {
+						report["removed"] = append([]string{}, fixed...)
+					}
+					if err := printJSON(c.App.Writer, report); err != nil {
 						return err
 					}
 				} else {
@@ -434,3 +455,4 @@ func gitHooksCheck(s *anamnesis.Store) anamnesis.Check {
 	}
 	return anamnesis.Check{Name: "git hooks", State: anamnesis.CheckOK, Detail: detail}
 }
+

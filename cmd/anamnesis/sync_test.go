@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func gitIn(t *testing.T, dir string, args ...string) string {
@@ -220,4 +221,50 @@ func TestDoctorNamesConflictCopies(t *testing.T) {
 	if !strings.Contains(r.stdout, "conflict copies") || !strings.Contains(r.stdout, ".conflict-") || !strings.Contains(r.stdout, "conflict_of") {
 		t.Errorf("doctor does not explain the conflict copy:\n%s", r.stdout)
 	}
+}
+
+// TestDoctorFixesStaleGitLocks leaves the lock files a killed git leaves
+// (index.lock, a ref lock): a hand git commit fails on them, doctor names
+// them, `doctor --fix` removes the old ones and keeps a fresh one, and the
+// hand git works again.
+func TestDoctorFixesStaleGitLocks(t *testing.T) {
+	hub := bareHub(t)
+	home := t.TempDir()
+	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "locks", "--body", "stale locks"))
+	mustOK(t, anmRemote(t, home, "desk", hub, "", "sync"))
+	gitDir := filepath.Join(home, "memory", ".git")
+	old := time.Now().Add(-10 * time.Minute)
+	stale := []string{filepath.Join(gitDir, "index.lock"), filepath.Join(gitDir, "refs", "heads", "main.lock")}
+	for _, p := range stale {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, old, old)
+	}
+	fresh := filepath.Join(gitDir, "packed-refs.lock")
+	os.WriteFile(fresh, nil, 0o644)
+
+	hand := exec.Command("git", "-C", filepath.Join(home, "memory"), "commit", "--allow-empty", "-m", "by hand")
+	if out, err := hand.CombinedOutput(); err == nil {
+		t.Fatalf("git commit succeeded despite index.lock: %s", out)
+	}
+	r := anmRemote(t, home, "desk", hub, "", "doctor")
+	if !strings.Contains(r.stdout, "git lock files") || !strings.Contains(r.stdout, "index.lock") || !strings.Contains(r.stdout, "main.lock") || strings.Contains(r.stdout, "packed-refs.lock") {
+		t.Errorf("doctor does not name exactly the stale locks:\n%s", r.stdout)
+	}
+	fix := mustOK(t, anmRemote(t, home, "desk", hub, "", "doctor", "--fix", "--json"))
+	if !strings.Contains(fix.stdout, `"removed"`) || !strings.Contains(fix.stdout, "index.lock") {
+		t.Errorf("doctor --fix does not report what it removed:\n%s", fix.stdout)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s survived doctor --fix", p)
+		}
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("doctor --fix removed a fresh lock a running git may hold: %v", err)
+	}
+	os.Remove(fresh)
+	gitIn(t, filepath.Join(home, "memory"), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--allow-empty", "-m", "by hand")
+	mustOK(t, anmRemote(t, home, "desk", hub, "", "sync"))
 }
