@@ -376,7 +376,7 @@ func doctorCommand() *cli.Command {
 		Name:  "doctor",
 		Usage: "check the store and explain anything that needs attention",
 		Description: "Checks the note trees, the index, note files that cannot be indexed, conflict copies,\n" +
-			"the sync lock, git lock files left by a killed git, the remote, the git hooks\n" +
+			"the sync lock, git lock files left by a killed git, the remote, the git and Claude Code hooks\n" +
 			"and the tailnet. Each finding says how to fix it. Exit code 1 when something is broken.\n" +
 			"--fix repairs what is safe to repair without asking: it removes stale git lock files.",
 		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove git lock files left by a killed git process, then check"}},
@@ -397,7 +397,7 @@ func doctorCommand() *cli.Command {
 				}
 				checks := anamnesis.Doctor(ctx, s)
 				checks = append(checks, anamnesis.SyncChecks(ctx, s)...)
-				checks = append(checks, gitHooksCheck(s))
+				checks = append(checks, gitHooksCheck(s), claudeHooksCheck(c))
 				if c.Bool("json") {
 					report := map[string]any{"checks": checks}
 					if c.Bool("fix") {
@@ -456,3 +456,26 @@ func gitHooksCheck(s *anamnesis.Store) anamnesis.Check {
 	return anamnesis.Check{Name: "git hooks", State: anamnesis.CheckOK, Detail: detail}
 }
 
+// claudeHooksCheck reports whether settings.json runs this binary's hooks
+// for this home: exactly what `init` would write, so a moved binary or a
+// hand edit shows up as out of date rather than as installed.
+func claudeHooksCheck(c *cli.Context) anamnesis.Check {
+	st, err := resolveSetup(c)
+	if err != nil {
+		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckWarn, Detail: err.Error()}
+	}
+	plan, err := hooks.PlanSettings(st.claudeDir, st.binary, st.home, true)
+	if err != nil {
+		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckWarn, Detail: err.Error()}
+	}
+	if !plan.Changed {
+		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckOK, Detail: "installed in " + plan.Path}
+	}
+	fix := "run `anamnesis init` (add --no-mcp/--no-sync to change only the hooks)"
+	if remove, err := hooks.PlanSettings(st.claudeDir, st.binary, st.home, false); err == nil && remove.Changed {
+		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckWarn,
+			Detail: "out of date in " + plan.Path + " (another binary path or home, or edited by hand)", Fix: fix}
+	}
+	return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckWarn,
+		Detail: "not installed in " + plan.Path + ": Claude Code sessions get no memory", Fix: fix}
+}

@@ -89,6 +89,9 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 		t.Error("git hooks not installed")
 	}
 
+	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "ok:     claude code hooks: installed") {
+		t.Errorf("doctor after init does not see the Claude Code hooks:\n%s", d.stdout)
+	}
 	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only"))
 	second, _ := os.ReadFile(settings)
 	if string(second) != string(first) {
@@ -108,6 +111,14 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	if strings.Contains(string(after), "anamnesis") {
 		t.Errorf("uninstall left anamnesis in settings.json:\n%s", after)
 	}
+	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "claude code hooks: not installed") {
+		t.Errorf("doctor after uninstall still sees Claude Code hooks:\n%s", d.stdout)
+	}
+	os.WriteFile(settings, []byte(strings.Replace(string(second), "hook session-start", "hook session-start --old", 1)), 0o600)
+	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "claude code hooks: out of date") {
+		t.Errorf("doctor does not notice hand-edited hooks:\n%s", d.stdout)
+	}
+	os.WriteFile(settings, after, 0o600)
 	if mcp, _ := os.ReadFile(filepath.Join(uh, ".claude.json")); strings.Contains(string(mcp), `"anamnesis"`) {
 		t.Error("MCP registration not removed")
 	}
