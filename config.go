@@ -26,6 +26,9 @@ type Config struct {
 	// AllowTags are tailnet tags whose nodes may read this machine's memory
 	// (besides the same user's own untagged nodes): "tailnet_allow_tags".
 	AllowTags []string `json:"-"`
+	// DecayDays turns on recency decay in search: a note's score is
+	// multiplied by exp(-age/DecayDays) ("recall_decay_days"; 0: off).
+	DecayDays float64 `json:"-"`
 	raw       map[string]json.RawMessage
 }
 
@@ -47,6 +50,11 @@ func LoadConfig(home string) (Config, error) {
 	}
 	if v, ok := c.raw["tailnet_allow_tags"]; ok {
 		json.Unmarshal(v, &c.AllowTags)
+	}
+	if v, ok := c.raw["recall_decay_days"]; ok {
+		if err := json.Unmarshal(v, &c.DecayDays); err != nil || c.DecayDays < 0 {
+			return Config{}, fmt.Errorf("config %s: recall_decay_days must be a number of days >= 0, got %s", p, v)
+		}
 	}
 	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote} {
 		if v, ok := c.raw[key]; ok {

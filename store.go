@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +43,9 @@ type Options struct {
 	Remote string
 	// BusyTimeout bounds waits for another process's index lock (0: 10 s).
 	BusyTimeout time.Duration
+	// DecayDays overrides config.json's recall_decay_days: > 0 sets the
+	// decay constant in days, < 0 turns decay off, 0 keeps the config.
+	DecayDays float64
 }
 
 // Store is an opened memory home.
@@ -57,6 +62,7 @@ type Store struct {
 	busy      time.Duration
 	notice    func(string)
 	now       func() time.Time
+	decayDays float64 // > 0: recency decay in Search (see decay)
 }
 
 // Open opens the store at home, creating its directories on first use.
@@ -76,6 +82,10 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		now:       opts.Now,
 		remote:    strings.TrimSpace(opts.Remote),
 		busy:      opts.BusyTimeout,
+		decayDays: cfg.DecayDays,
+	}
+	if opts.DecayDays != 0 {
+		s.decayDays = opts.DecayDays
 	}
 	if s.busy <= 0 {
 		s.busy = 10 * time.Second
@@ -293,7 +303,43 @@ func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]ind
 	if err := validateFilter(f); err != nil {
 		return nil, err
 	}
-	return s.ix.Search(ctx, query, f)
+	days := s.decayDays
+	if days <= 0 {
+		return s.ix.Search(ctx, query, f)
+	}
+	k := f.Limit
+	if k <= 0 {
+		k = index.DefaultK
+	}
+	pool := f
+	pool.Limit = min(max(4*k, decayPool), index.MaxK)
+	hits, err := s.ix.Search(ctx, query, pool)
+	if err != nil {
+		return nil, err
+	}
+	return decay(hits, s.now(), days, k), nil
+}
+
+// decayPool is the least number of BM25 candidates decay re-ranks: a note
+// outside them is not considered, so decay is a re-ranking of the best
+// matches, not a second ranking of the store.
+const decayPool = 32
+
+// decay multiplies each score by exp(-age/days), age from updated_at, and
+// keeps the best k. The sort is stable, so equal scores keep the seed's
+// newest-first order. A note with an unreadable or future timestamp is
+// not penalized.
+func decay(hits []index.Hit, now time.Time, days float64, k int) []index.Hit {
+	for i := range hits {
+		if t, err := time.Parse(time.RFC3339Nano, hits[i].UpdatedAt); err == nil && now.After(t) {
+			hits[i].Score *= math.Exp(-now.Sub(t).Hours() / 24 / days)
+		}
+	}
+	sort.SliceStable(hits, func(a, b int) bool { return hits[a].Score > hits[b].Score })
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
 }
 
 // List returns notes newest first, superseded ones included.

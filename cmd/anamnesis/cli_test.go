@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var binary string
@@ -308,5 +309,35 @@ func TestEvalOnATinyStore(t *testing.T) {
 	os.WriteFile(ds, []byte("{broken\n"), 0o644)
 	if r := anm(t, home, "", "eval", "--dataset", ds); r.code != 1 || !strings.Contains(r.stderr, "line 1") {
 		t.Errorf("malformed dataset: %d %s", r.code, r.stderr)
+	}
+}
+
+// TestSearchDecayDaysFlag: --decay-days reaches the ranking (a tiny decay
+// constant makes the newer, weaker match win) and a negative value is a
+// usage error.
+func TestSearchDecayDaysFlag(t *testing.T) {
+	home := t.TempDir()
+	old := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "sqlite busy timeout", "--body", "Set the sqlite busy timeout to avoid lock errors.")).stdout)
+	time.Sleep(1100 * time.Millisecond) // updated_at has one-second resolution
+	recent := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "sqlite", "--body", "Use WAL mode.")).stdout)
+	firstID := func(args ...string) string {
+		t.Helper()
+		out := mustOK(t, anm(t, home, "", append([]string{"search", "--json", "-k", "1"}, args...)...)).stdout
+		var r struct {
+			Results []struct{ ID string } `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Results) != 1 {
+			t.Fatalf("search output %q: %v", out, err)
+		}
+		return r.Results[0].ID
+	}
+	if got := firstID("sqlite", "busy", "timeout", "lock"); got != old {
+		t.Fatalf("without decay the better match should win, got %s", got)
+	}
+	if got := firstID("--decay-days", "0.000001", "sqlite", "busy", "timeout", "lock"); got != recent {
+		t.Errorf("--decay-days did not favour the newer note, got %s", got)
+	}
+	if r := anm(t, home, "", "search", "--decay-days", "-1", "sqlite"); r.code != 2 || !strings.Contains(r.stderr, "decay-days") {
+		t.Errorf("negative --decay-days: exit %d, %q", r.code, r.stderr)
 	}
 }

@@ -213,8 +213,10 @@ func searchCommand() *cli.Command {
 		Usage:     "find the notes most relevant to some words",
 		ArgsUsage: "QUERY...",
 		Description: "Ranks notes by BM25 over title, body and tags (any of the query's words may match),\n" +
-			"newest first on ties. Notes replaced by another note (supersedes) are left out.",
-		Flags: filterFlags(true),
+			"newest first on ties. Notes replaced by another note (supersedes) are left out.\n" +
+			"With --decay-days D (or recall_decay_days in config.json) the best matches are re-ranked\n" +
+			"by score x exp(-age/D), so older notes fade; off by default.",
+		Flags: append(filterFlags(true), decayFlag),
 		Action: func(c *cli.Context) error {
 			if !c.Args().Present() {
 				return usagef("search needs a query")

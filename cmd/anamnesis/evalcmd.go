@@ -28,6 +28,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "n", Value: 200, Usage: "with --self: how many queries"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "with --self: which notes and sentences are drawn"},
 			&cli.StringFlag{Name: "k", Value: "1,3,5,10", Usage: "cut-offs, comma-separated"},
+			decayFlag,
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {

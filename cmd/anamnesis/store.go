@@ -16,12 +16,25 @@ func openStore(c *cli.Context) (*anamnesis.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	var decayDays float64
+	if c.IsSet(decayFlag.Name) {
+		if decayDays = c.Float64(decayFlag.Name); decayDays < 0 {
+			return nil, usagef("--%s must be a number of days >= 0", decayFlag.Name)
+		}
+		if decayDays == 0 {
+			decayDays = -1 // explicitly off, whatever config.json says
+		}
+	}
 	return anamnesis.Open(c.Context, home, anamnesis.Options{
 		MachineID: c.String("machine-id"),
 		Remote:    os.Getenv("ANAMNESIS_GIT_REMOTE"),
 		Notice:    func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
+		DecayDays: decayDays,
 	})
 }
+
+// decayFlag sets recency decay for one run of search or eval.
+var decayFlag = &cli.Float64Flag{Name: "decay-days", Usage: "re-rank the best matches by score x exp(-age/`DAYS`); 0 turns decay off (default: recall_decay_days in config.json, else off)"}
 
 // withStore runs fn with an open store and closes it afterwards.
 func withStore(c *cli.Context, fn func(context.Context, *anamnesis.Store) error) error {
