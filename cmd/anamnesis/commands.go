@@ -215,7 +215,8 @@ func searchCommand() *cli.Command {
 		Description: "Ranks notes by BM25 over title, body and tags (any of the query's words may match),\n" +
 			"newest first on ties. Notes replaced by another note (supersedes) are left out.\n" +
 			"With --decay-days D (or recall_decay_days in config.json) the best matches are re-ranked\n" +
-			"by score x exp(-age/D), so older notes fade; off by default.",
+			"by score x exp(-age/D), so older notes fade; off by default.\n" +
+			"Flags may follow the query; put -- before a query that itself contains one of these flags.",
 		Flags: append(filterFlags(true), decayFlag),
 		Action: func(c *cli.Context) error {
 			if !c.Args().Present() {
