@@ -10,7 +10,8 @@ import (
 // them. urfave/cli v2 stops parsing flags at the first argument, so
 // `anamnesis search sqlite locks -k 3 --json` would otherwise search for
 // "-k 3 --json" and print text. Only tokens naming one of the command's
-// own flags move (with their value when the flag takes one); anything
+// own flags move (with their value when the flag takes one), and global
+// flags such as --home given after the command move before it; anything
 // after "--" stays an argument, so a query can still begin with a dash.
 func flagsFirst(app *cli.App, args []string) []string {
 	if len(args) < 2 {
@@ -24,6 +25,7 @@ func flagsFirst(app *cli.App, args []string) []string {
 		}
 		i++
 	}
+	cmdAt := i
 	cmds := app.Commands
 	var cmd *cli.Command
 	for i < len(args) {
@@ -37,26 +39,41 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if cmd == nil || len(cmd.Subcommands) > 0 {
 		return args
 	}
-	var flags, rest []string
+	var global, flags, rest []string
 	for j := i; j < len(args); j++ {
 		a := args[j]
 		if a == "--" {
 			rest = append(rest, args[j:]...)
 			break
 		}
-		name, hasValue := flagName(a)
-		f := findFlag(cmd.Flags, name)
-		if !strings.HasPrefix(a, "-") || f == nil {
+		if !strings.HasPrefix(a, "-") {
 			rest = append(rest, a)
 			continue
 		}
-		flags = append(flags, a)
+		name, hasValue := flagName(a)
+		dst := &flags
+		f := findFlag(cmd.Flags, name)
+		switch {
+		case f == nil && (name == "help" || name == "h"):
+			// urfave adds --help to every command, and with arguments
+			// after it looks for a help topic: help wins, alone.
+			return append(append([]string{}, args[:i]...), "--help")
+		case f == nil:
+			if f = findFlag(app.Flags, name); f == nil {
+				rest = append(rest, a)
+				continue
+			}
+			dst = &global // --home after the command name
+		}
+		*dst = append(*dst, a)
 		if !hasValue && takesValue(f) && j+1 < len(args) {
 			j++
-			flags = append(flags, args[j])
+			*dst = append(*dst, args[j])
 		}
 	}
-	out := append([]string{}, args[:i]...)
+	out := append([]string{}, args[:cmdAt]...)
+	out = append(out, global...)
+	out = append(out, args[cmdAt:i]...)
 	out = append(out, flags...)
 	return append(out, rest...)
 }

@@ -21,6 +21,10 @@ func TestFlagsFirst(t *testing.T) {
 		{"anamnesis hooks", "anamnesis hooks"},
 		{"anamnesis nosuch a --json", "anamnesis nosuch a --json"},
 		{"anamnesis", "anamnesis"},
+		{"anamnesis search --home /h sqlite", "anamnesis --home /h search sqlite"},
+		{"anamnesis hooks install --home=/h", "anamnesis --home=/h hooks install"},
+		{"anamnesis search sqlite --help", "anamnesis search --help"},
+		{"anamnesis search -k 3 sqlite -h", "anamnesis search --help"},
 	}
 	for _, c := range cases {
 		got := strings.Join(flagsFirst(app, strings.Fields(c.in)), " ")
