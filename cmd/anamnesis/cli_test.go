@@ -40,8 +40,15 @@ type result struct {
 
 func anm(t *testing.T, home, stdin string, args ...string) result {
 	t.Helper()
+	return runCmd(t, append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest"), stdin, args...)
+}
+
+// runCmd runs the built binary with env and stdin and collects its
+// output and exit code; only a failure to start it fails the test.
+func runCmd(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest")
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

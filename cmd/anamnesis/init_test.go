@@ -11,24 +11,14 @@ import (
 // anmUser runs the CLI as a user whose home directory is userHome.
 func anmUser(t *testing.T, userHome string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
 	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CLAUDE_CONFIG_DIR=") && !strings.HasPrefix(e, "ANAMNESIS_") && !strings.HasPrefix(e, "PATH=") {
 			env = append(env, e)
 		}
 	}
-	cmd.Env = append(env, "HOME="+userHome, "PATH=/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box") // no `claude` on PATH
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
+	env = append(env, "HOME="+userHome, "PATH=/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box") // no `claude` on PATH
+	return runCmd(t, env, "", args...)
 }
 
 const userSettings = `{
