@@ -35,11 +35,17 @@ func benchStore(b *testing.B) string {
 	return benchHome
 }
 
-func BenchmarkRebuild10k(b *testing.B) {
+// openBench opens the shared 10,000-note bench store.
+func openBench(b *testing.B) *Store {
 	s, err := Open(ctx, benchStore(b), Options{MachineID: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
+	return s
+}
+
+func BenchmarkRebuild10k(b *testing.B) {
+	s := openBench(b)
 	defer s.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -50,10 +56,7 @@ func BenchmarkRebuild10k(b *testing.B) {
 }
 
 func BenchmarkSearch10k(b *testing.B) {
-	s, err := Open(ctx, benchStore(b), Options{MachineID: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := openBench(b)
 	defer s.Close()
 	g := synth.NewGen(synth.NewVocab(20000, 1), 5)
 	qs := make([]string, 256)
@@ -69,10 +72,7 @@ func BenchmarkSearch10k(b *testing.B) {
 }
 
 func BenchmarkReconcileNoChange10k(b *testing.B) {
-	s, err := Open(ctx, benchStore(b), Options{MachineID: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := openBench(b)
 	defer s.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
