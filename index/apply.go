@@ -84,7 +84,8 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	if err := createSchema(ctx, tx, false); err != nil {
 		return res, ix.wrap("reset", err)
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: true, df: map[string]*termCount{}}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: true, post: newPostingEdits()}
+	a.post.async()
 	defer a.close()
 	var applyErr error
 	err = produce(func(c Change) error {
@@ -121,7 +122,7 @@ func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Resu
 			return res, ix.wrap("reset", err)
 		}
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, df: map[string]*termCount{}}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: newPostingEdits()}
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
@@ -141,42 +142,24 @@ type applier struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
-	// rebuild starts from empty tables: word counts are inserted, not added.
+	// rebuild starts from empty tables: postings are inserted, not merged.
 	rebuild bool
-	df      map[string]*termCount
-	doc     int // sequence number of the note being counted
+	post    *postingEdits
 	docs    int // change in the number of notes
 }
 
-type termCount struct {
-	n    int
-	last int // doc that last counted this word, so a word counts once per note
-}
-
-// finish writes what was accumulated: word counts of a rebuild and the
-// note count.
+// finish writes what was accumulated: the postings and the note count.
+// Postings are collected for the whole transaction and written once per
+// token: a batch of thousands of notes touches each list once.
 func (a *applier) finish() error {
+	if err := a.post.write(a, a.rebuild); err != nil {
+		return err
+	}
 	if a.rebuild {
-		for term, c := range a.df {
-			if c.n <= 0 {
-				continue
-			}
-			if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?)`, term, c.n); err != nil {
-				return err
-			}
-		}
 		if err := a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaDocCount, a.docs); err != nil {
 			return err
 		}
 		return a.exec(`DELETE FROM index_meta WHERE key = ?`, metaNeedsRebuild)
-	}
-	for term, c := range a.df {
-		if c.n == 0 {
-			continue
-		}
-		if err := a.exec(`INSERT INTO index_terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`, term, c.n); err != nil {
-			return err
-		}
 	}
 	if a.docs == 0 {
 		return nil
@@ -184,28 +167,7 @@ func (a *applier) finish() error {
 	return a.exec(`UPDATE index_meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?`, a.docs, metaDocCount)
 }
 
-// countTerms adds delta to the count of every word of one note's text.
-// Counts are collected for the whole transaction and written once per
-// word by finish: a batch of thousands of notes touches each word once.
-func (a *applier) countTerms(title, body, tags string, delta int) error {
-	a.doc++
-	for _, s := range []string{title, body, tags} {
-		asciiRuns(s, func(w string) {
-			c, ok := a.df[w]
-			if !ok {
-				c = &termCount{}
-				a.df[strings.Clone(w)] = c
-			}
-			if c.last != a.doc {
-				c.last = a.doc
-				c.n += delta
-			}
-		})
-	}
-	return nil
-}
-
-// dropFTS deletes a note's FTS row and uncounts its words.
+// dropFTS deletes a note's FTS row and its postings.
 func (a *applier) dropFTS(rowid int64) error {
 	row, err := a.queryRow(`SELECT title, body, tags FROM memories_fts WHERE rowid = ?`, rowid)
 	if err != nil {
@@ -218,13 +180,12 @@ func (a *applier) dropFTS(rowid int64) error {
 		}
 		return err
 	}
-	if err := a.countTerms(title, body, tags, -1); err != nil {
-		return err
-	}
+	a.post.drop(rowid, title, body, tags)
 	return a.exec(`DELETE FROM memories_fts WHERE rowid = ?`, rowid)
 }
 
 func (a *applier) close() {
+	a.post.wait()
 	for _, s := range a.stmts {
 		s.Close()
 	}
@@ -422,9 +383,7 @@ func (a *applier) apply(c *Change, res *Result) error {
 		rowid, n.ID, n.Title, n.Body, tags); err != nil {
 		return err
 	}
-	if err := a.countTerms(n.Title, n.Body, tags, +1); err != nil {
-		return err
-	}
+	a.post.add(rowid, n.Title, n.Body, tags)
 	if err := a.exec(`DELETE FROM memory_tags WHERE memory_id = ?`, n.ID); err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ const (
 	metaSchema       = "schema_version"
 	metaNeedsRebuild = "needs_rebuild"
 	metaDocCount     = "doc_count"
+	metaTokenCount   = "token_count" // tokens in all notes, FTS5's xColumnTotalSize(-1)
 	// MetaLastIndexedCommit is the memory/ commit the index reflects.
 	MetaLastIndexedCommit = "last_indexed_commit"
 )
@@ -46,12 +47,20 @@ type Index struct {
 
 // SearchPaths counts which strategy answered each search (see Search).
 type SearchPaths struct {
-	MaxScore, Floored, Full atomic.Int64
+	Postings, MaxScore, Floored, Full atomic.Int64
+}
+
+// PathCounts is a snapshot of SearchPaths.
+type PathCounts struct {
+	Postings int64 // scored from our postings (score.go)
+	MaxScore int64 // FTS5, restricted to notes holding the rarest words
+	Floored  int64 // FTS5, words in half the notes left out
+	Full     int64 // FTS5, the seed's query unmodified
 }
 
 // Paths reports how searches on this index were answered so far.
-func (ix *Index) Paths() (maxScore, floored, full int64) {
-	return ix.paths.MaxScore.Load(), ix.paths.Floored.Load(), ix.paths.Full.Load()
+func (ix *Index) Paths() PathCounts {
+	return PathCounts{ix.paths.Postings.Load(), ix.paths.MaxScore.Load(), ix.paths.Floored.Load(), ix.paths.Full.Load()}
 }
 
 // Open opens or creates the index at path. needsRebuild reports that the
@@ -153,8 +162,10 @@ func createSchema(ctx context.Context, tx *sql.Tx, dropMeta bool) error {
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, pythonUserVersion)); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, '0')`, metaDocCount); err != nil {
-		return err
+	for _, k := range []string{metaDocCount, metaTokenCount} {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, '0')`, k); err != nil {
+			return err
+		}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaSchema, SchemaVersion)
 	return err

@@ -3,7 +3,7 @@ package index
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-2"
+const SchemaVersion = "go-3"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -15,7 +15,8 @@ var dropStatements = []string{
 	`DROP TABLE IF EXISTS memory_supersedes`,
 	`DROP TABLE IF EXISTS memories`,
 	`DROP TABLE IF EXISTS index_files`,
-	`DROP TABLE IF EXISTS index_terms`,
+	`DROP TABLE IF EXISTS index_terms`, // go-2
+	`DROP TABLE IF EXISTS index_postings`,
 	`DROP TABLE IF EXISTS index_meta`,
 }
 
@@ -68,10 +69,14 @@ var schemaStatements = []string{
   error    TEXT
 ) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS idx_files_note ON index_files(note_id)`,
-	// How many notes contain each word, counted conservatively (terms.go).
-	`CREATE TABLE IF NOT EXISTS index_terms (
-  term TEXT PRIMARY KEY,
-  df   INTEGER NOT NULL
+	// Every FTS5 token's notes, with counts and note lengths, in chunks
+	// (postings.go). first is the chunk's lowest rowid, n its entries.
+	`CREATE TABLE IF NOT EXISTS index_postings (
+  term  TEXT NOT NULL,
+  first INTEGER NOT NULL,
+  n     INTEGER NOT NULL,
+  data  BLOB NOT NULL,
+  PRIMARY KEY (term, first)
 ) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS index_meta (
   key   TEXT PRIMARY KEY,

@@ -95,19 +95,25 @@ func (ix *Index) Count(ctx context.Context, f Filter) (int, error) {
 //
 // The ranking is the seed's, exactly; only the work differs, because
 // FTS5 scoring every note that shares a word with the query costs about
-// 2.5 µs a note. Two prunings, each used only when it provably returns
-// the seed's result, and the seed's full query otherwise:
+// 2.5 µs a note:
 //
-//   - Words in at least half the notes are not scored: FTS5 floors their
-//     IDF at 1e-6, so together they move a score by at most
-//     bm25Floor per word (terms.go explains how that is known).
-//   - MaxScore: the notes containing the rarest words are scored exactly;
-//     a note containing none of them scores at most the sum of the other
-//     words' upper bounds (IDF times k1+1). When the k-th candidate beats
-//     that bound, no other note can enter the top k.
+//   - When every word is one FTS5 token (almost every prompt), the
+//     index's own postings score FTS5's bm25 formula in Go, bit for bit
+//     (score.go), at a few ns a posting.
+//   - Otherwise (a snake_case word is a two-token phrase, which only
+//     FTS5's positions can match) FTS5 ranks, with two prunings used only
+//     when they provably return the seed's result: words in at least half
+//     the notes are not scored, since FTS5 floors their IDF at 1e-6 and
+//     together they move a score by at most bm25Floor per word; and
+//     MaxScore: the notes containing the rarest words are scored exactly,
+//     and a note containing none of them scores at most the sum of the
+//     other words' upper bounds (IDF times k1+1), so when the k-th
+//     candidate beats that bound, no other note can enter the top k.
 //
-// Score is -bm25 over the words that were scored, so it can differ from
-// the full query's figure by less than bm25Floor per common word.
+// The postings path leaves out words in half the notes in the same way
+// when that provably keeps the order. Score is -bm25 over the words that
+// were scored, so it can differ from the full query's figure by less
+// than bm25Floor per common word.
 func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
 	toks := wordRe.FindAllString(text, MaxQueryTokens)
 	if len(toks) == 0 {
@@ -125,13 +131,21 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, erro
 		return nil, ix.wrap("search", err)
 	}
 	defer tx.Rollback()
-	p, err := ix.plan(ctx, tx, toks)
-	if err != nil {
-		return nil, err
-	}
-	rowids, scores, err := ix.pruned(ctx, tx, p, f, k)
-	if err != nil {
-		return nil, err
+	var rowids []int64
+	var scores []float64
+	if terms, ok := phraseTokens(toks); ok {
+		if rowids, scores, err = ix.goRank(ctx, tx, terms, f, k); err != nil {
+			return nil, err
+		}
+		rowids, scores, _ = trim(rowids, scores, k)
+	} else {
+		p, err := ix.plan(ctx, tx, toks)
+		if err != nil {
+			return nil, err
+		}
+		if rowids, scores, err = ix.pruned(ctx, tx, p, f, k); err != nil {
+			return nil, err
+		}
 	}
 	if rowids == nil {
 		ix.paths.Full.Add(1)
@@ -257,7 +271,7 @@ func (ix *Index) plan(ctx context.Context, tx *sql.Tx, toks []string) (queryPlan
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
 		return p, ix.wrap("search", err)
 	}
-	st, err := ix.stmt(ctx, `SELECT df FROM index_terms WHERE term = ?`)
+	st, err := ix.stmt(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`)
 	if err != nil {
 		return p, ix.wrap("search", err)
 	}
@@ -265,7 +279,8 @@ func (ix *Index) plan(ctx context.Context, tx *sql.Tx, toks []string) (queryPlan
 	df := map[string]int64{}
 	for _, t := range toks {
 		var c int64
-		if key, ok := countableToken(t); ok {
+		if terms, ok := phraseTokens([]string{t}); ok {
+			key := terms[0]
 			var seen bool
 			if c, seen = df[key]; !seen {
 				if err := st.QueryRowContext(ctx, key).Scan(&c); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -570,7 +585,7 @@ func (ix *Index) SupersededIDs(ctx context.Context) ([]string, error) {
 }
 
 // RarestWords returns up to n of words with the fewest notes containing
-// them (by index_terms; uncounted words are skipped). Benchmarks use it to
+// them (by index_postings; words that are not one token are skipped). Benchmarks use it to
 // build queries about one note.
 func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]string, error) {
 	type wc struct {
@@ -580,18 +595,18 @@ func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]stri
 	var cs []wc
 	seen := map[string]bool{}
 	for _, w := range words {
-		key, ok := countableToken(w)
-		if !ok || seen[key] {
+		terms, ok := phraseTokens([]string{w})
+		if !ok || seen[terms[0]] {
 			continue
 		}
-		seen[key] = true
+		seen[terms[0]] = true
 		var c int64
-		err := ix.db.QueryRowContext(ctx, `SELECT df FROM index_terms WHERE term = ?`, key).Scan(&c)
+		err := ix.db.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`, terms[0]).Scan(&c)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, ix.wrap("read", err)
 		}
 		if c > 0 {
-			cs = append(cs, wc{key, c})
+			cs = append(cs, wc{strings.ToLower(w), c})
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].df < cs[j].df || cs[i].df == cs[j].df && cs[i].w < cs[j].w })
@@ -632,7 +647,7 @@ will with would yes yet you your yours ok okay sure hi hello hey`) {
 
 // DistinctiveWords returns the query's words that few notes contain: at
 // most frac of them (and at least one note), never a stopword or a word
-// under three letters. Words whose counts are unknown (non-ASCII, with
+// under three letters. Words that are not one FTS5 token (with
 // '_') count as distinctive. Per-prompt recall uses them: a note shares
 // an uncommon word with the prompt, or it is not recalled.
 func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64) ([]string, error) {
@@ -653,7 +668,7 @@ func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64
 	if limit < 1 {
 		limit = 1
 	}
-	st, err := ix.stmt(ctx, `SELECT df FROM index_terms WHERE term = ?`)
+	st, err := ix.stmt(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`)
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
@@ -666,13 +681,13 @@ func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64
 			continue
 		}
 		seen[low] = true
-		key, ok := countableToken(t)
+		terms, ok := phraseTokens([]string{t})
 		if !ok {
 			out = append(out, t)
 			continue
 		}
 		var c int64
-		if err := st.QueryRowContext(ctx, key).Scan(&c); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := st.QueryRowContext(ctx, terms[0]).Scan(&c); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, ix.wrap("read", err)
 		}
 		if c >= 1 && c <= limit {

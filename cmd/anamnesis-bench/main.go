@@ -76,7 +76,7 @@ func main() {
 	row("search in-process p99, prompt-like queries", func(f bench.Figures) string { return ms(f.PromptP99) })
 	row("search in-process p50, Zipf word queries (worst case)", func(f bench.Figures) string { return ms(f.SearchP50) })
 	row("search in-process p99, Zipf word queries", func(f bench.Figures) string { return ms(f.SearchP99) })
-	row("searches answered by maxscore/floored/full query", func(f bench.Figures) string { return f.Paths })
+	row("searches answered by postings / FTS5 maxscore / floored / full query", func(f bench.Figures) string { return f.Paths })
 	row("`anamnesis search` process p50 (target 10k < 30 ms)", func(f bench.Figures) string { return ms(f.ProcSearchP50) })
 	row("`anamnesis search` process p95", func(f bench.Figures) string { return ms(f.ProcSearchP95) })
 	row("`anamnesis write` process p50", func(f bench.Figures) string { return ms(f.ProcWriteP50) })

@@ -1,0 +1,271 @@
+package index
+
+import (
+	"database/sql"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/synth"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// unicodeTexts are bodies whose tokens differ from naive word splitting:
+// diacritics folded, case folded beyond ASCII, '_' and marks splitting,
+// scripts without spaces, porter stems.
+var unicodeTexts = []string{
+	"don’t stop the café society; naïve cafe\u0301s",
+	"Straße STRASSE straße İstanbul ıstanbul ΣΊΣΥΦΟΣ σίσυφος",
+	"foo_bar baz_qux snake_case_name kebab-case dotted.name v1.2.3 16:9",
+	"日本語のテキスト 中文文本 한국어 텍스트 עברית العربية",
+	"running runs ran runner generalization generalizations connected connecting",
+	"emoji 🎉 party 🎉🎉 zero\u200bwidth joiner\u200dhere nbsp\u00a0space",
+	"ÀÉÎÕÜ àéîõü Ærø Œuvre ﬁne ligature Ⅻ ① ½",
+	"",
+}
+
+// postingsFixture builds an index the way a store grows: part by rebuild,
+// the rest in batches, then edits (same rowid, new text), deletes, a note
+// re-added in the batch that dropped it, and an edit applied twice in one
+// batch.
+func postingsFixture(t *testing.T, n int) (*Index, []*note.Note, *synth.Gen, synth.Vocab) {
+	t.Helper()
+	ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	vocab := synth.NewVocab(3000, 11)
+	g := synth.NewGen(vocab, 11)
+	r := rand.New(rand.NewSource(11))
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var changes []Change
+	var notes []*note.Note
+	for i := 0; i < n; i++ {
+		nt := g.Note(start.Add(time.Duration(i) * time.Minute))
+		if i%10 == 0 {
+			nt.Body += " " + unicodeTexts[(i/10)%len(unicodeTexts)]
+		}
+		if i%13 == 0 {
+			nt.Title = strings.ToUpper(nt.Title) + " Ünïcödé"
+		}
+		notes = append(notes, nt)
+		changes = append(changes, Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "x"}, Note: nt})
+	}
+	if _, err := ix.Rebuild(ctx, changes[:n/2]); err != nil {
+		t.Fatal(err)
+	}
+	for i := n / 2; i < n; i += 37 {
+		if _, err := ix.Apply(ctx, changes[i:min(i+37, n)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var edits []Change
+	for i := 0; i < n/20; i++ {
+		c := changes[r.Intn(n)]
+		nt := *c.Note
+		nt.Body = g.Body()
+		edits = append(edits, Change{File: c.File, Note: &nt})
+		if i%5 == 0 { // edited twice in one batch
+			nt2 := nt
+			nt2.Body = g.Body() + " " + unicodeTexts[i%len(unicodeTexts)]
+			edits = append(edits, Change{File: c.File, Note: &nt2})
+		}
+	}
+	for i := 0; i < n/40; i++ {
+		c := changes[r.Intn(n)]
+		edits = append(edits, Change{File: c.File, Delete: true})
+		if i%3 == 0 { // gone and back in the same batch
+			edits = append(edits, c)
+		}
+	}
+	if _, err := ix.Apply(ctx, edits); err != nil {
+		t.Fatal(err)
+	}
+	return ix, notes, g, vocab
+}
+
+// TestPostingsMatchFTS5 compares every posting with FTS5's own index,
+// read through fts5vocab: the same tokens, the same notes per token, the
+// same count per note, the same note lengths and totals.
+func TestPostingsMatchFTS5(t *testing.T) {
+	ix, _, _, _ := postingsFixture(t, 600)
+	if _, err := ix.db.Exec(`CREATE VIRTUAL TABLE temp.vi USING fts5vocab(main, 'memories_fts', 'instance')`); err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		term  string
+		rowid int64
+	}
+	want := map[key]uint64{}
+	dl := map[int64]uint64{}
+	rows, err := ix.db.Query(`SELECT term, doc, count(*) FROM temp.vi GROUP BY term, doc`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total uint64
+	for rows.Next() {
+		var k key
+		var c uint64
+		if err := rows.Scan(&k.term, &k.rowid, &c); err != nil {
+			t.Fatal(err)
+		}
+		want[k] = c
+		dl[k.rowid] += c
+		total += c
+	}
+	rows.Close()
+	got := map[key]uint64{}
+	rows, err = ix.db.Query(`SELECT term, first, n, data FROM index_postings ORDER BY term, first`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, chunks, split := 0, 0, 0
+	prevTerm, prevLast := "", int64(0)
+	for rows.Next() {
+		var term string
+		var first, n int64
+		var data []byte
+		if err := rows.Scan(&term, &first, &n, &data); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := decodePostings(data, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", term, err)
+		}
+		if len(ps) == 0 || int64(len(ps)) != n || ps[0].rowid != first || n > chunkMax {
+			t.Fatalf("%q chunk %d: n %d, holds %d entries from %v", term, first, n, len(ps), ps[:min(1, len(ps))])
+		}
+		if term == prevTerm {
+			split++
+			if first <= prevLast {
+				t.Fatalf("%q: chunk at %d overlaps the previous one ending at %d", term, first, prevLast)
+			}
+		} else {
+			terms++
+		}
+		chunks++
+		for i, p := range ps {
+			if i > 0 && p.rowid <= ps[i-1].rowid {
+				t.Fatalf("%q: rowids out of order", term)
+			}
+			got[key{term, p.rowid}] = p.tf
+			if p.dl != dl[p.rowid] {
+				t.Errorf("%q rowid %d: length %d, FTS5 %d", term, p.rowid, p.dl, dl[p.rowid])
+			}
+		}
+		prevTerm, prevLast = term, ps[len(ps)-1].rowid
+	}
+	rows.Close()
+	t.Logf("%d tokens, %d chunks", terms, chunks)
+	if split == 0 {
+		t.Errorf("no list was split into chunks: the fixture does not exercise chunking")
+	}
+	for k, c := range want {
+		if got[k] != c {
+			t.Errorf("token %q note %d: FTS5 counts %d, postings %d", k.term, k.rowid, c, got[k])
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("token %q note %d: in postings, not in FTS5", k.term, k.rowid)
+		}
+	}
+	var n, tokens int64
+	ix.db.QueryRow(`SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaTokenCount).Scan(&tokens)
+	ix.db.QueryRow(`SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n)
+	var ftsRows int64
+	ix.db.QueryRow(`SELECT count(*) FROM memories_fts`).Scan(&ftsRows)
+	if uint64(tokens) != total || n != ftsRows {
+		t.Errorf("totals: %d tokens in %d notes, FTS5 %d in %d", tokens, n, total, ftsRows)
+	}
+	if terms < 1000 || len(want) < 10000 {
+		t.Fatalf("fixture too small: %d tokens, %d postings", terms, len(want))
+	}
+}
+
+// TestPostingScoresAreFTS5Bm25 checks the scorer against bm25() itself,
+// for every note a query matches: the same notes and the same float64,
+// bit for bit (ties are ordered by updated_at only if scores are equal
+// exactly, so near is not enough).
+func TestPostingScoresAreFTS5Bm25(t *testing.T) {
+	ix, notes, g, vocab := postingsFixture(t, 600)
+	r := rand.New(rand.NewSource(5))
+	queries := []string{
+		"café naive CAFES", "straße strasse", "running generalization connect", "ΣΊΣΥΦΟΣ istanbul",
+		"ünïcödé party emoji", "日本語のテキスト", "½ ① Ⅻ fine",
+	}
+	for i := 0; i < 150; i++ {
+		switch i % 3 {
+		case 0:
+			queries = append(queries, g.Query())
+		case 1:
+			w := strings.Fields(notes[r.Intn(len(notes))].Body)
+			queries = append(queries, "how do I "+w[r.Intn(len(w))]+" the "+w[r.Intn(len(w))]+" again "+w[r.Intn(len(w))])
+		default:
+			queries = append(queries, vocab[r.Intn(20)]+" "+vocab[r.Intn(3000)]+" "+vocab[r.Intn(20)])
+		}
+	}
+	compared := 0
+	for _, q := range queries {
+		words := wordRe.FindAllString(q, MaxQueryTokens)
+		terms, ok := phraseTokens(words)
+		if !ok {
+			t.Fatalf("query %q: not single-token words", q)
+		}
+		tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := ix.loadStats(ctx, tx, terms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := st.score(ctx, ix, tx, terms, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(`SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ?`, quoteOr(words))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for rows.Next() {
+			var rowid int64
+			var bm float64
+			rows.Scan(&rowid, &bm)
+			seen++
+			if got := s.score(rowid); got != -bm {
+				t.Errorf("query %q note %d: score %v (%x), FTS5 %v", q, rowid, got, got, -bm)
+			}
+		}
+		rows.Close()
+		tx.Rollback()
+		if seen != len(s.docs) {
+			t.Errorf("query %q: FTS5 matches %d notes, postings %d", q, seen, len(s.docs))
+		}
+		compared += seen
+	}
+	if compared < 10000 {
+		t.Fatalf("only %d scores compared", compared)
+	}
+}
+
+// A corrupt posting list is reported as a corrupt index (so the store
+// rebuilds it), never a panic or a wrong answer.
+func TestCorruptPostingsAreReported(t *testing.T) {
+	ix := openTemp(t)
+	upsert(t, ix, mk(note.TypeSemantic, "sqlite locks", "busy timeout avoids lock errors"))
+	upsert(t, ix, mk(note.TypeSemantic, "other", "nothing here"))
+	for _, data := range [][]byte{{0xff}, {0x02, 0x01}, {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80}} {
+		if _, err := ix.db.Exec(`UPDATE index_postings SET data = ? WHERE term = 'lock'`, data); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ix.Search(ctx, "lock", Filter{})
+		if err == nil || !strings.Contains(err.Error(), "corrupt") {
+			t.Errorf("data %x: error %v, want a corrupt-index error", data, err)
+		}
+	}
+}

@@ -1,0 +1,523 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/internal/fts5token"
+	"modernc.org/libc"
+)
+
+// FTS5's bm25 constants. Variables, not constants, so that k1+1 and 1-b
+// are computed at run time in float64 exactly as the C code does.
+var bm25K1, bm25B = 1.2, 0.75
+
+// phraseTokens maps each query word (one quoted phrase of the seed's OR
+// query) to its FTS5 token. ok is false when some word is not exactly one
+// token (snake_case splits at '_'; a lone mark may give none): such a
+// phrase matches only adjacent tokens, which the postings cannot tell, so
+// FTS5 answers that query.
+func phraseTokens(words []string) (terms []string, ok bool) {
+	terms = make([]string, 0, len(words))
+	for _, w := range words {
+		n := 0
+		var tok string
+		fts5token.Each(w, func(t []byte) {
+			n++
+			if n == 1 {
+				tok = string(t)
+			}
+		})
+		if n != 1 {
+			return nil, false
+		}
+		terms = append(terms, tok)
+	}
+	return terms, true
+}
+
+// termList is one token's stored postings.
+type termList struct {
+	df     int64
+	firsts []int64  // chunk keys, read with chunks
+	chunks [][]byte // read only when the token is scored
+}
+
+// postingScorer holds one query's state: FTS5's table statistics and the
+// score of every note touched so far.
+type postingScorer struct {
+	n      int64   // notes (FTS5's row count)
+	avgdl  float64 // FTS5's average note length
+	acc    []float64
+	sparse map[int64]float64 // instead of acc when rowids are sparse
+	docs   []int64           // rowids with a non-zero score, in first-touch order
+}
+
+// idf is FTS5's: log((N - nHit + 0.5) / (nHit + 0.5)), floored at 1e-6.
+// libc.Xlog is the log SQLite's C code calls (musl's, compiled to Go),
+// which can differ from math.Log in the last bit.
+func idf(n, df int64) float64 {
+	v := libc.Xlog(nil, (float64(n-df)+0.5)/(float64(df)+0.5))
+	if v <= 0 {
+		v = 1e-6
+	}
+	return v
+}
+
+// add scores one phrase's postings, as fts5Bm25Function's loop does for
+// every row: score += idf * (f*(k1+1)) / (f + k1*(1 - b + b*D/avgdl)).
+// The explicit conversions keep the compiler from fusing a multiply and
+// an add, so every step rounds as in C; phrases are added in query order,
+// so each note's sum is FTS5's, bit for bit.
+func (s *postingScorer) add(chunks [][]byte, w float64) error {
+	for _, c := range chunks {
+		if err := s.addChunk(c, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bm25Term is one phrase's part of a note's score.
+func bm25Term(w float64, p posting, k1, k1p1, b, avgdl float64) float64 {
+	f, d := float64(p.tf), float64(p.dl)
+	return float64(w * (float64(f*k1p1) / (f + float64(k1*(1-b+float64(b*d)/avgdl)))))
+}
+
+func (s *postingScorer) addChunk(list []byte, w float64) error {
+	k1, b := bm25K1, bm25B
+	k1p1 := k1 + 1
+	r := postingReader{b: list}
+	for {
+		p, ok, err := r.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		c := bm25Term(w, p, k1, k1p1, b, s.avgdl)
+		if s.sparse != nil {
+			old, seen := s.sparse[p.rowid]
+			if !seen {
+				s.docs = append(s.docs, p.rowid)
+			}
+			s.sparse[p.rowid] = old + c
+			continue
+		}
+		if p.rowid < 0 || p.rowid >= int64(len(s.acc)) {
+			return errBadPostings
+		}
+		if s.acc[p.rowid] == 0 {
+			s.docs = append(s.docs, p.rowid)
+		}
+		s.acc[p.rowid] = s.acc[p.rowid] + c
+	}
+}
+
+func (s *postingScorer) score(rowid int64) float64 {
+	if s.sparse != nil {
+		return s.sparse[rowid]
+	}
+	return s.acc[rowid]
+}
+
+// queryStats is what scoring one query needs from the index: FTS5's row
+// count and total token count, and each query token's postings.
+type queryStats struct {
+	n, total int64
+	lists    map[string]*termList
+	maxRowid int64
+}
+
+func (ix *Index) loadStats(ctx context.Context, tx *sql.Tx, terms []string) (*queryStats, error) {
+	q := &queryStats{lists: make(map[string]*termList, len(terms))}
+	rows, err := tx.QueryContext(ctx, `SELECT key, CAST(value AS INTEGER) FROM index_meta WHERE key IN (?, ?)`, metaDocCount, metaTokenCount)
+	if err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	for rows.Next() {
+		var key string
+		var v int64
+		if err := rows.Scan(&key, &v); err != nil {
+			rows.Close()
+			return nil, ix.wrap("search", err)
+		}
+		if key == metaDocCount {
+			q.n = v
+		} else {
+			q.total = v
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM memories`).Scan(&q.maxRowid); err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	st, err := ix.stmt(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`)
+	if err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	st = tx.StmtContext(ctx, st)
+	for _, t := range terms {
+		if _, ok := q.lists[t]; ok {
+			continue
+		}
+		l := &termList{}
+		if err := st.QueryRowContext(ctx, t).Scan(&l.df); err != nil {
+			return nil, ix.wrap("search", err)
+		}
+		q.lists[t] = l
+	}
+	return q, nil
+}
+
+// chunks reads a token's postings and their chunk keys.
+func (ix *Index) chunks(ctx context.Context, tx *sql.Tx, term string) ([]int64, [][]byte, error) {
+	st, err := ix.stmt(ctx, `SELECT first, data FROM index_postings WHERE term = ? ORDER BY first`)
+	if err != nil {
+		return nil, nil, ix.wrap("search", err)
+	}
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, term)
+	if err != nil {
+		return nil, nil, ix.wrap("search", err)
+	}
+	defer rows.Close()
+	var firsts []int64
+	var out [][]byte
+	for rows.Next() {
+		var first int64
+		var b []byte
+		if err := rows.Scan(&first, &b); err != nil {
+			return nil, nil, ix.wrap("search", err)
+		}
+		firsts, out = append(firsts, first), append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, ix.wrap("search", err)
+	}
+	return firsts, out, nil
+}
+
+// floored reports whether FTS5 floors the IDF of a token in df notes.
+func (q *queryStats) floored(df int64) bool { return df > 0 && 2*df >= q.n }
+
+// score scores the query's phrases in order, leaving out floored ones
+// when skipFloored. Postings are read as first needed.
+func (q *queryStats) score(ctx context.Context, ix *Index, tx *sql.Tx, terms []string, skipFloored bool) (*postingScorer, error) {
+	s := &postingScorer{n: q.n, avgdl: float64(q.total) / float64(q.n)}
+	if q.maxRowid > 8*q.n+1024 {
+		s.sparse = map[int64]float64{}
+	} else {
+		s.acc = make([]float64, q.maxRowid+1)
+	}
+	for _, t := range terms {
+		l := q.lists[t]
+		if l.df == 0 || skipFloored && q.floored(l.df) {
+			continue
+		}
+		if l.chunks == nil {
+			var err error
+			if l.firsts, l.chunks, err = ix.chunks(ctx, tx, t); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.add(l.chunks, idf(q.n, l.df)); err != nil {
+			return nil, ix.wrap("search", err)
+		}
+	}
+	return s, nil
+}
+
+// goRank answers the seed's query from the postings: the top k (plus one)
+// notes passing f, by score then updated_at, with their scores.
+//
+// Words in at least half the notes are scored last and only where they
+// can matter: each adds less than bm25Floor to a score, so ranking by
+// the other words first, every note that can still reach the top k is
+// one whose partial score is within floored*bm25Floor of the k-th. Those
+// few are then scored with every word, in the query's order, from the
+// chunks holding them. Only when fewer than k notes contain a rarer word
+// are the common words' whole lists scored.
+func (ix *Index) goRank(ctx context.Context, tx *sql.Tx, terms []string, f Filter, k int) ([]int64, []float64, error) {
+	q, err := ix.loadStats(ctx, tx, terms)
+	if err != nil {
+		return nil, nil, err
+	}
+	if q.n <= 0 {
+		return []int64{}, []float64{}, nil
+	}
+	floored := 0
+	for _, t := range terms {
+		if q.floored(q.lists[t].df) {
+			floored++
+		}
+	}
+	if floored > 0 && floored < len(terms) {
+		s, err := q.score(ctx, ix, tx, terms, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		cands, err := ix.passing(ctx, tx, s, f, k+1, float64(floored)*bm25Floor)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(cands) >= k+1 {
+			if err := q.rescore(ctx, ix, tx, terms, cands); err != nil {
+				return nil, nil, err
+			}
+			ix.paths.Postings.Add(1)
+			rowids, scores := best(cands, k+1)
+			return rowids, scores, nil
+		}
+	}
+	s, err := q.score(ctx, ix, tx, terms, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	cands, err := ix.passing(ctx, tx, s, f, k+1, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix.paths.Postings.Add(1)
+	rowids, scores := best(cands, k+1)
+	return rowids, scores, nil
+}
+
+// cand is a note that passed the filter, with its score so far.
+type cand struct {
+	rowid   int64
+	score   float64
+	updated string
+}
+
+// best orders candidates as the seed does (score, then updated_at newest
+// first; rowid only to make full ties deterministic) and keeps limit.
+func best(cands []cand, limit int) ([]int64, []float64) {
+	sort.Slice(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		if a.updated != b.updated {
+			return a.updated > b.updated
+		}
+		return a.rowid < b.rowid
+	})
+	cands = cands[:min(len(cands), limit)]
+	rowids, scores := make([]int64, len(cands)), make([]float64, len(cands))
+	for i, c := range cands {
+		rowids[i], scores[i] = c.rowid, c.score
+	}
+	return rowids, scores
+}
+
+// rescore replaces each candidate's partial score with its full score:
+// every phrase, in query order, exactly as FTS5 sums them.
+func (q *queryStats) rescore(ctx context.Context, ix *Index, tx *sql.Tx, terms []string, cands []cand) error {
+	k1, b := bm25K1, bm25B
+	k1p1 := k1 + 1
+	avgdl := float64(q.total) / float64(q.n)
+	found := make(map[string]map[int64]posting, len(q.lists))
+	for t, l := range q.lists {
+		if l.df == 0 {
+			continue
+		}
+		m := make(map[int64]posting, len(cands))
+		for _, c := range cands {
+			p, ok, err := ix.lookup(ctx, tx, t, l, c.rowid)
+			if err != nil {
+				return err
+			}
+			if ok {
+				m[c.rowid] = p
+			}
+		}
+		found[t] = m
+	}
+	for i := range cands {
+		var score float64
+		for _, t := range terms {
+			if p, ok := found[t][cands[i].rowid]; ok {
+				score = score + bm25Term(idf(q.n, q.lists[t].df), p, k1, k1p1, b, avgdl)
+			}
+		}
+		cands[i].score = score
+	}
+	return nil
+}
+
+// lookup finds rowid's entry in a token's list: in its chunks when they
+// were read, else in the one chunk that would hold it.
+func (ix *Index) lookup(ctx context.Context, tx *sql.Tx, term string, l *termList, rowid int64) (posting, bool, error) {
+	var data []byte
+	if l.chunks != nil {
+		i, found := slices.BinarySearch(l.firsts, rowid)
+		if !found {
+			i--
+		}
+		if i < 0 {
+			return posting{}, false, nil
+		}
+		data = l.chunks[i]
+	} else {
+		st, err := ix.stmt(ctx, `SELECT data FROM index_postings WHERE term = ? AND first <= ? ORDER BY first DESC LIMIT 1`)
+		if err != nil {
+			return posting{}, false, ix.wrap("search", err)
+		}
+		err = tx.StmtContext(ctx, st).QueryRowContext(ctx, term, rowid).Scan(&data)
+		if errors.Is(err, sql.ErrNoRows) {
+			return posting{}, false, nil
+		}
+		if err != nil {
+			return posting{}, false, ix.wrap("search", err)
+		}
+	}
+	r := postingReader{b: data}
+	for {
+		p, ok, err := r.next()
+		if err != nil {
+			return posting{}, false, ix.wrap("search", err)
+		}
+		if !ok || p.rowid > rowid {
+			return posting{}, false, nil
+		}
+		if p.rowid == rowid {
+			return p, true, nil
+		}
+	}
+}
+
+// passing returns the notes passing f and not superseded whose score is
+// at least the limit-th best passing score minus margin (all passing
+// notes when fewer than limit pass). Filters live in SQL, so candidates
+// are checked best first in growing rounds; every note tied with the
+// limit-th (or within margin of it) is included.
+func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Filter, limit int, margin float64) ([]cand, error) {
+	clauses, args := f.where([]string{"m.rowid IN (SELECT value FROM json_each(?))"}, []any{nil})
+	clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
+	st, err := ix.stmt(ctx, `SELECT m.rowid, m.updated_at FROM memories m WHERE `+strings.Join(clauses, " AND "))
+	if err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	st = tx.StmtContext(ctx, st)
+	scores := make([]float64, len(s.docs))
+	for i, r := range s.docs {
+		scores[i] = s.score(r)
+	}
+	checked := make(map[int64]bool, 4*limit)
+	var pass []cand
+	m := 2*limit + 8
+	if f.Project != "" || f.Type != "" || f.Scope != "" || len(f.Types) > 0 {
+		m = 8*limit + 64
+	}
+	const slack = 1e-9 // float rounding in the sums
+	for {
+		t := math.Inf(-1)
+		if m < len(scores) {
+			t = nthLargest(append([]float64(nil), scores...), m)
+		}
+		var batch []int64
+		for i, r := range s.docs {
+			if scores[i] >= t && !checked[r] {
+				batch = append(batch, r)
+				checked[r] = true
+			}
+		}
+		for len(batch) > 0 {
+			chunk := batch[:min(len(batch), 2000)]
+			batch = batch[len(chunk):]
+			var js strings.Builder
+			js.WriteByte('[')
+			for i, r := range chunk {
+				if i > 0 {
+					js.WriteByte(',')
+				}
+				js.WriteString(strconv.FormatInt(r, 10))
+			}
+			js.WriteByte(']')
+			args[0] = js.String()
+			rows, err := st.QueryContext(ctx, args...)
+			if err != nil {
+				return nil, ix.wrap("search", err)
+			}
+			for rows.Next() {
+				var c cand
+				if err := rows.Scan(&c.rowid, &c.updated); err != nil {
+					rows.Close()
+					return nil, ix.wrap("search", err)
+				}
+				c.score = s.score(c.rowid)
+				pass = append(pass, c)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return nil, ix.wrap("search", err)
+			}
+		}
+		if m >= len(scores) {
+			return pass, nil // every scored note was checked
+		}
+		if len(pass) >= limit {
+			// The limit-th passing score, and the cut below which no note
+			// can reach it: every unchecked note scores below t.
+			ps := make([]float64, len(pass))
+			for i, c := range pass {
+				ps[i] = c.score
+			}
+			cut := nthLargest(ps, limit) - margin - slack
+			if margin == 0 {
+				cut = nthLargest(ps, limit)
+			}
+			if t <= cut {
+				keep := pass[:0]
+				for _, c := range pass {
+					if c.score >= cut {
+						keep = append(keep, c)
+					}
+				}
+				return keep, nil
+			}
+		}
+		m *= 8
+	}
+}
+
+// nthLargest returns the m-th largest value of v (1-based), reordering v.
+func nthLargest(v []float64, m int) float64 {
+	lo, hi, want := 0, len(v)-1, m-1
+	for lo < hi {
+		p := v[lo+(hi-lo)/2]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] > p {
+				i++
+			}
+			for v[j] < p {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case want <= j:
+			hi = j
+		case want >= i:
+			lo = i
+		default:
+			return v[want]
+		}
+	}
+	return v[want]
+}
