@@ -43,6 +43,7 @@ type Index struct {
 	stmts map[string]*sql.Stmt
 
 	paths SearchPaths
+	accs  sync.Pool // *[]float64 score arrays (score.go)
 }
 
 // SearchPaths counts which strategy answered each search (see Search).

@@ -57,21 +57,30 @@ func (r *postingReader) next() (p posting, ok bool, err error) {
 	if len(r.b) == 0 {
 		return p, false, nil
 	}
-	z, n1 := binary.Uvarint(r.b)
+	z, n1 := uvarint(r.b)
 	if n1 <= 0 {
 		return p, false, errBadPostings
 	}
-	tf, n2 := binary.Uvarint(r.b[n1:])
+	tf, n2 := uvarint(r.b[n1:])
 	if n2 <= 0 {
 		return p, false, errBadPostings
 	}
-	dl, n3 := binary.Uvarint(r.b[n1+n2:])
+	dl, n3 := uvarint(r.b[n1+n2:])
 	if n3 <= 0 {
 		return p, false, errBadPostings
 	}
 	r.b = r.b[n1+n2+n3:]
 	r.prev += int64(z>>1) ^ -int64(z&1)
 	return posting{rowid: r.prev, tf: tf, dl: dl}, true, nil
+}
+
+// uvarint is binary.Uvarint with the one-byte case inlined: most deltas
+// and counts are under 128, and search decodes hundreds of thousands.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
 }
 
 var errBadPostings = fmt.Errorf("%w: malformed posting list", ErrCorrupt)
@@ -235,6 +244,7 @@ type chunk struct {
 	first   int64 // key it is stored under
 	entries []posting
 	stored  bool
+	loaded  int // entries as stored
 }
 
 // write merges one token's edits into its stored chunks: each rowid
@@ -304,7 +314,9 @@ func (t *termEdits) write(a *applier, term string, rebuild bool) error {
 			}
 		}
 	}
+	var delta int64 // change in the token's note count
 	for _, c := range chunks {
+		delta -= int64(c.loaded)
 		live := c.entries[:0]
 		for _, p := range c.entries {
 			if p.tf != 0 {
@@ -330,6 +342,7 @@ func (t *termEdits) write(a *applier, term string, rebuild bool) error {
 				return err
 			}
 		}
+		delta += int64(len(live))
 		size := len(live)
 		if size > chunkMax {
 			size = chunkTarget
@@ -348,6 +361,19 @@ func (t *termEdits) write(a *applier, term string, rebuild bool) error {
 				return err
 			}
 		}
+	}
+	switch {
+	case rebuild:
+		if delta > 0 {
+			return a.exec(`INSERT INTO index_df(term, df) VALUES (?, ?)`, term, delta)
+		}
+	case delta > 0:
+		return a.exec(`INSERT INTO index_df(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`, term, delta)
+	case delta < 0:
+		if err := a.exec(`UPDATE index_df SET df = df + ? WHERE term = ?`, delta, term); err != nil {
+			return err
+		}
+		return a.exec(`DELETE FROM index_df WHERE term = ? AND df <= 0`, term)
 	}
 	return nil
 }
@@ -388,5 +414,6 @@ func loadChunk(a *applier, term string, r int64) (*chunk, error) {
 	if c.entries, err = decodePostings(data, nil); err != nil {
 		return nil, err
 	}
+	c.loaded = len(c.entries)
 	return c, nil
 }

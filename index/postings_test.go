@@ -2,6 +2,7 @@ package index
 
 import (
 	"database/sql"
+	"fmt"
 	"math/rand"
 	"path/filepath"
 	"strings"
@@ -173,6 +174,28 @@ func TestPostingsMatchFTS5(t *testing.T) {
 			t.Errorf("token %q note %d: in postings, not in FTS5", k.term, k.rowid)
 		}
 	}
+	ftsDF := map[string]int64{}
+	for k := range want {
+		ftsDF[k.term]++
+	}
+	rows, err = ix.db.Query(`SELECT term, df FROM index_df`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dfs := 0
+	for rows.Next() {
+		var term string
+		var df int64
+		rows.Scan(&term, &df)
+		if df != ftsDF[term] {
+			t.Errorf("index_df %q = %d, FTS5 %d", term, df, ftsDF[term])
+		}
+		dfs++
+	}
+	rows.Close()
+	if dfs != len(ftsDF) {
+		t.Errorf("index_df has %d tokens, FTS5 %d", dfs, len(ftsDF))
+	}
 	var n, tokens int64
 	ix.db.QueryRow(`SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaTokenCount).Scan(&tokens)
 	ix.db.QueryRow(`SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n)
@@ -267,5 +290,48 @@ func TestCorruptPostingsAreReported(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "corrupt") {
 			t.Errorf("data %x: error %v, want a corrupt-index error", data, err)
 		}
+	}
+}
+
+// A snake_case word is a phrase of adjacent tokens: its counts come from
+// FTS5's own phrase matching, and the ranking and scores still equal the
+// seed's, whatever the count of the phrase in a note.
+func TestPhraseWordsScoreLikeFTS5(t *testing.T) {
+	ix := openTemp(t)
+	bodies := []string{
+		"set busy_timeout on every connection",
+		"busy timeout busy timeout busy timeout: three times adjacent",
+		"busy waiting is not a timeout",
+		"BUSY_TIMEOUT in capitals, busy-timeout with a dash",
+		"nothing relevant",
+		"timeout busy in the wrong order",
+	}
+	for i, b := range bodies {
+		upsert(t, ix, mk(note.TypeSemantic, "note "+string(rune('a'+i)), b))
+	}
+	for _, q := range []string{"busy_timeout", "how do I set busy_timeout for sqlite", "busy_timeout busy_timeout", "wrong_order timeout_busy", "_ __ busy"} {
+		got, err := ix.Search(ctx, q, Filter{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ix.SeedSearch(ctx, q, Filter{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ids(got)) != fmt.Sprint(ids(want)) {
+			t.Errorf("%q: %v, seed %v", q, ids(got), ids(want))
+		}
+		for i := range got {
+			if i < len(want) && got[i].Score != want[i].Score {
+				t.Errorf("%q: score %v, seed %v", q, got[i].Score, want[i].Score)
+			}
+		}
+	}
+	got, _ := ix.Search(ctx, "busy_timeout", Filter{Limit: 10})
+	if len(got) != 3 || got[0].Title != "note b" {
+		t.Errorf("busy_timeout: %v; want the three notes with the adjacent pair, the thrice-repeated one (note b) first", ids(got))
+	}
+	if pc := ix.Paths(); pc.Postings == 0 || pc.MaxScore+pc.Floored+pc.Full != 0 {
+		t.Errorf("paths %+v: phrase queries must be answered from the postings", pc)
 	}
 }

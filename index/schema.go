@@ -3,7 +3,7 @@ package index
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-3"
+const SchemaVersion = "go-4"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -17,6 +17,7 @@ var dropStatements = []string{
 	`DROP TABLE IF EXISTS index_files`,
 	`DROP TABLE IF EXISTS index_terms`, // go-2
 	`DROP TABLE IF EXISTS index_postings`,
+	`DROP TABLE IF EXISTS index_df`,
 	`DROP TABLE IF EXISTS index_meta`,
 }
 
@@ -77,6 +78,12 @@ var schemaStatements = []string{
   n     INTEGER NOT NULL,
   data  BLOB NOT NULL,
   PRIMARY KEY (term, first)
+) WITHOUT ROWID`,
+	// How many notes hold each token: the sum of its chunks' n, kept apart
+	// so the IDF of a common word costs one row, not hundreds.
+	`CREATE TABLE IF NOT EXISTS index_df (
+  term TEXT PRIMARY KEY,
+  df   INTEGER NOT NULL
 ) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS index_meta (
   key   TEXT PRIMARY KEY,

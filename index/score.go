@@ -20,27 +20,44 @@ var bm25K1, bm25B = 1.2, 0.75
 
 // phraseTokens maps each query word (one quoted phrase of the seed's OR
 // query) to its FTS5 token. ok is false when some word is not exactly one
-// token (snake_case splits at '_'; a lone mark may give none): such a
-// phrase matches only adjacent tokens, which the postings cannot tell, so
-// FTS5 answers that query.
+// token (snake_case splits at '_').
 func phraseTokens(words []string) (terms []string, ok bool) {
 	terms = make([]string, 0, len(words))
 	for _, w := range words {
-		n := 0
-		var tok string
-		fts5token.Each(w, func(t []byte) {
-			n++
-			if n == 1 {
-				tok = string(t)
-			}
-		})
-		if n != 1 {
+		toks := fts5token.Tokens(w)
+		if len(toks) != 1 {
 			return nil, false
 		}
-		terms = append(terms, tok)
+		terms = append(terms, toks[0])
 	}
 	return terms, true
 }
+
+// multiPrefix marks the key of a phrase of several tokens: no token
+// contains a NUL.
+const multiPrefix = "\x00"
+
+// phraseKeys maps each query word to the key of its postings: its FTS5
+// token, or multiPrefix+word for a word FTS5 splits into several tokens
+// (snake_case), whose postings loadStats asks FTS5 for, since only its
+// positions can tell adjacent tokens. A word with no token (a lone '_')
+// is dropped: FTS5's empty phrase matches nothing and adds nothing.
+func phraseKeys(words []string) []string {
+	keys := make([]string, 0, len(words))
+	for _, w := range words {
+		switch toks := fts5token.Tokens(w); len(toks) {
+		case 0:
+		case 1:
+			keys = append(keys, toks[0])
+		default:
+			keys = append(keys, multiPrefix+w)
+		}
+	}
+	return keys
+}
+
+// errNeedFTS5 sends a query back to FTS5's own ranking.
+var errNeedFTS5 = errors.New("query needs FTS5's ranking")
 
 // termList is one token's stored postings.
 type termList struct {
@@ -121,6 +138,29 @@ func (s *postingScorer) addChunk(list []byte, w float64) error {
 	}
 }
 
+// accumulator returns a zeroed score array of at least n entries, reused
+// between searches: at 100,000 notes a fresh one is 800 KB of garbage
+// per query.
+func (ix *Index) accumulator(n int) []float64 {
+	if p, ok := ix.accs.Get().(*[]float64); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]float64, n)
+}
+
+// release zeroes what the query touched and returns the array.
+func (s *postingScorer) release(ix *Index) {
+	if s == nil || s.acc == nil {
+		return
+	}
+	for _, r := range s.docs {
+		s.acc[r] = 0
+	}
+	acc := s.acc
+	s.acc = nil
+	ix.accs.Put(&acc)
+}
+
 func (s *postingScorer) score(rowid int64) float64 {
 	if s.sparse != nil {
 		return s.sparse[rowid]
@@ -162,13 +202,21 @@ func (ix *Index) loadStats(ctx context.Context, tx *sql.Tx, terms []string) (*qu
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM memories`).Scan(&q.maxRowid); err != nil {
 		return nil, ix.wrap("search", err)
 	}
-	st, err := ix.stmt(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`)
+	st, err := ix.stmt(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
 	if err != nil {
 		return nil, ix.wrap("search", err)
 	}
 	st = tx.StmtContext(ctx, st)
 	for _, t := range terms {
 		if _, ok := q.lists[t]; ok {
+			continue
+		}
+		if strings.HasPrefix(t, multiPrefix) {
+			l, err := ix.phraseList(ctx, tx, q, strings.TrimPrefix(t, multiPrefix))
+			if err != nil {
+				return nil, err
+			}
+			q.lists[t] = l
 			continue
 		}
 		l := &termList{}
@@ -178,6 +226,88 @@ func (ix *Index) loadStats(ctx context.Context, tx *sql.Tx, terms []string) (*qu
 		q.lists[t] = l
 	}
 	return q, nil
+}
+
+// phraseList builds the postings of a phrase of several tokens: FTS5
+// finds the notes holding the tokens adjacently and scores that phrase
+// alone; each note's count is the integer that gives back exactly that
+// score with the note's length from the postings of the phrase's first
+// token. It returns errNeedFTS5 when no count does (it never should).
+func (ix *Index) phraseList(ctx context.Context, tx *sql.Tx, q *queryStats, word string) (*termList, error) {
+	st, err := ix.stmt(ctx, `SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid`)
+	if err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, `"`+word+`"`)
+	if err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	type hit struct {
+		rowid int64
+		term  float64
+	}
+	var hits []hit
+	for rows.Next() {
+		var h hit
+		var bm float64
+		if err := rows.Scan(&h.rowid, &bm); err != nil {
+			rows.Close()
+			return nil, ix.wrap("search", err)
+		}
+		h.term = -bm
+		hits = append(hits, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, ix.wrap("search", err)
+	}
+	l := &termList{df: int64(len(hits))}
+	if len(hits) == 0 {
+		return l, nil
+	}
+	first := &termList{}
+	tok := fts5token.Tokens(word)[0]
+	if first.firsts, first.chunks, err = ix.chunks(ctx, tx, tok); err != nil {
+		return nil, err
+	}
+	w := idf(q.n, l.df)
+	avgdl := float64(q.total) / float64(q.n)
+	var data []byte
+	var prev int64
+	for _, h := range hits {
+		p, ok, err := ix.lookup(ctx, tx, tok, first, h.rowid)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, errNeedFTS5
+		}
+		if p.tf, ok = phraseCount(h.term, w, p.dl, avgdl); !ok {
+			return nil, errNeedFTS5
+		}
+		data = appendPosting(data, prev, p)
+		prev = p.rowid
+	}
+	l.firsts, l.chunks = []int64{hits[0].rowid}, [][]byte{data}
+	return l, nil
+}
+
+// phraseCount returns the count f for which bm25Term gives exactly term.
+func phraseCount(term, w float64, dl uint64, avgdl float64) (uint64, bool) {
+	k1, b := bm25K1, bm25B
+	k1p1 := k1 + 1
+	norm := k1 * (1 - b + b*float64(dl)/avgdl)
+	est := math.Round(term * norm / (w*k1p1 - term))
+	for _, d := range []float64{0, -1, 1, -2, 2} {
+		f := est + d
+		if f < 1 || f > 1<<40 {
+			continue
+		}
+		if bm25Term(w, posting{tf: uint64(f), dl: dl}, k1, k1p1, b, avgdl) == term {
+			return uint64(f), true
+		}
+	}
+	return 0, false
 }
 
 // chunks reads a token's postings and their chunk keys.
@@ -217,7 +347,7 @@ func (q *queryStats) score(ctx context.Context, ix *Index, tx *sql.Tx, terms []s
 	if q.maxRowid > 8*q.n+1024 {
 		s.sparse = map[int64]float64{}
 	} else {
-		s.acc = make([]float64, q.maxRowid+1)
+		s.acc = ix.accumulator(int(q.maxRowid) + 1)
 	}
 	for _, t := range terms {
 		l := q.lists[t]
@@ -231,6 +361,7 @@ func (q *queryStats) score(ctx context.Context, ix *Index, tx *sql.Tx, terms []s
 			}
 		}
 		if err := s.add(l.chunks, idf(q.n, l.df)); err != nil {
+			s.release(ix)
 			return nil, ix.wrap("search", err)
 		}
 	}
@@ -267,6 +398,7 @@ func (ix *Index) goRank(ctx context.Context, tx *sql.Tx, terms []string, f Filte
 			return nil, nil, err
 		}
 		cands, err := ix.passing(ctx, tx, s, f, k+1, float64(floored)*bm25Floor)
+		s.release(ix)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -284,6 +416,7 @@ func (ix *Index) goRank(ctx context.Context, tx *sql.Tx, terms []string, f Filte
 		return nil, nil, err
 	}
 	cands, err := ix.passing(ctx, tx, s, f, k+1, 0)
+	s.release(ix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -409,10 +542,6 @@ func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Fi
 		return nil, ix.wrap("search", err)
 	}
 	st = tx.StmtContext(ctx, st)
-	scores := make([]float64, len(s.docs))
-	for i, r := range s.docs {
-		scores[i] = s.score(r)
-	}
 	checked := make(map[int64]bool, 4*limit)
 	var pass []cand
 	m := 2*limit + 8
@@ -422,12 +551,12 @@ func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Fi
 	const slack = 1e-9 // float rounding in the sums
 	for {
 		t := math.Inf(-1)
-		if m < len(scores) {
-			t = nthLargest(append([]float64(nil), scores...), m)
+		if m < len(s.docs) {
+			t = s.nthLargest(m)
 		}
 		var batch []int64
-		for i, r := range s.docs {
-			if scores[i] >= t && !checked[r] {
+		for _, r := range s.docs {
+			if s.score(r) >= t && !checked[r] {
 				batch = append(batch, r)
 				checked[r] = true
 			}
@@ -463,7 +592,7 @@ func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Fi
 				return nil, ix.wrap("search", err)
 			}
 		}
-		if m >= len(scores) {
+		if m >= len(s.docs) {
 			return pass, nil // every scored note was checked
 		}
 		if len(pass) >= limit {
@@ -489,6 +618,46 @@ func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Fi
 		}
 		m *= 8
 	}
+}
+
+// nthLargest returns the m-th largest score of the notes touched, in one
+// pass with a min-heap of the m best so far.
+func (s *postingScorer) nthLargest(m int) float64 {
+	h := make([]float64, 0, m)
+	for _, r := range s.docs {
+		v := s.score(r)
+		if len(h) < m {
+			h = append(h, v)
+			for i := len(h) - 1; i > 0; { // sift up
+				p := (i - 1) / 2
+				if h[p] <= h[i] {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+			continue
+		}
+		if v <= h[0] {
+			continue
+		}
+		h[0] = v
+		for i := 0; ; { // sift down
+			l, small := 2*i+1, i
+			if l < m && h[l] < h[small] {
+				small = l
+			}
+			if l+1 < m && h[l+1] < h[small] {
+				small = l + 1
+			}
+			if small == i {
+				break
+			}
+			h[i], h[small] = h[small], h[i]
+			i = small
+		}
+	}
+	return h[0]
 }
 
 // nthLargest returns the m-th largest value of v (1-based), reordering v.

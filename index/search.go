@@ -97,23 +97,23 @@ func (ix *Index) Count(ctx context.Context, f Filter) (int, error) {
 // FTS5 scoring every note that shares a word with the query costs about
 // 2.5 µs a note:
 //
-//   - When every word is one FTS5 token (almost every prompt), the
-//     index's own postings score FTS5's bm25 formula in Go, bit for bit
-//     (score.go), at a few ns a posting.
-//   - Otherwise (a snake_case word is a two-token phrase, which only
-//     FTS5's positions can match) FTS5 ranks, with two prunings used only
-//     when they provably return the seed's result: words in at least half
-//     the notes are not scored, since FTS5 floors their IDF at 1e-6 and
-//     together they move a score by at most bm25Floor per word; and
-//     MaxScore: the notes containing the rarest words are scored exactly,
-//     and a note containing none of them scores at most the sum of the
-//     other words' upper bounds (IDF times k1+1), so when the k-th
+//   - The index's own postings score FTS5's bm25 formula in Go, bit for
+//     bit (score.go), at a few ns a posting. A word FTS5 splits into
+//     several tokens (snake_case) is a phrase only FTS5's positions can
+//     match: FTS5 finds and scores that phrase alone, and its counts are
+//     recovered from those scores.
+//   - Should that recovery fail, FTS5 ranks (ftsRank), with two prunings
+//     used only when they provably return the seed's result: words in at
+//     least half the notes are not scored, since FTS5 floors their IDF at
+//     1e-6 and together they move a score by at most bm25Floor per word;
+//     and MaxScore: the notes containing the rarest words are scored
+//     exactly, and a note containing none of them scores at most the sum
+//     of the other words' upper bounds (IDF times k1+1), so when the k-th
 //     candidate beats that bound, no other note can enter the top k.
 //
-// The postings path leaves out words in half the notes in the same way
-// when that provably keeps the order. Score is -bm25 over the words that
-// were scored, so it can differ from the full query's figure by less
-// than bm25Floor per common word.
+// On the postings path Score is -bm25 exactly; on the FTS5 path it is
+// -bm25 over the words that were scored, so it can differ from the full
+// query's figure by less than bm25Floor per common word.
 func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
 	toks := wordRe.FindAllString(text, MaxQueryTokens)
 	if len(toks) == 0 {
@@ -131,28 +131,14 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, erro
 		return nil, ix.wrap("search", err)
 	}
 	defer tx.Rollback()
-	var rowids []int64
-	var scores []float64
-	if terms, ok := phraseTokens(toks); ok {
-		if rowids, scores, err = ix.goRank(ctx, tx, terms, f, k); err != nil {
-			return nil, err
-		}
-		rowids, scores, _ = trim(rowids, scores, k)
-	} else {
-		p, err := ix.plan(ctx, tx, toks)
-		if err != nil {
-			return nil, err
-		}
-		if rowids, scores, err = ix.pruned(ctx, tx, p, f, k); err != nil {
-			return nil, err
-		}
+	rowids, scores, err := ix.goRank(ctx, tx, phraseKeys(toks), f, k)
+	if errors.Is(err, errNeedFTS5) {
+		rowids, scores, err = ix.ftsRank(ctx, tx, toks, f, k)
 	}
-	if rowids == nil {
-		ix.paths.Full.Add(1)
-		if rowids, scores, err = ix.rank(ctx, tx, quoteOr(toks), "", f, k); err != nil {
-			return nil, err
-		}
+	if err != nil {
+		return nil, err
 	}
+	rowids, scores, _ = trim(rowids, scores, k)
 	hits, found, err := ix.load(ctx, tx, rowids)
 	if err != nil {
 		return nil, err
@@ -165,6 +151,21 @@ func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, erro
 		hits[i].Score = score[found[i]]
 	}
 	return hits, nil
+}
+
+// ftsRank is the seed's ranking by FTS5 itself, pruned where provably
+// exact: the path for a query the postings cannot answer.
+func (ix *Index) ftsRank(ctx context.Context, tx *sql.Tx, toks []string, f Filter, k int) ([]int64, []float64, error) {
+	p, err := ix.plan(ctx, tx, toks)
+	if err != nil {
+		return nil, nil, err
+	}
+	rowids, scores, err := ix.pruned(ctx, tx, p, f, k)
+	if err != nil || rowids != nil {
+		return rowids, scores, err
+	}
+	ix.paths.Full.Add(1)
+	return ix.rank(ctx, tx, quoteOr(toks), "", f, k)
 }
 
 // Candidate budgets for MaxScore rounds, in notes (by our lower-bound
@@ -271,7 +272,7 @@ func (ix *Index) plan(ctx context.Context, tx *sql.Tx, toks []string) (queryPlan
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
 		return p, ix.wrap("search", err)
 	}
-	st, err := ix.stmt(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`)
+	st, err := ix.stmt(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
 	if err != nil {
 		return p, ix.wrap("search", err)
 	}
@@ -601,7 +602,7 @@ func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]stri
 		}
 		seen[terms[0]] = true
 		var c int64
-		err := ix.db.QueryRowContext(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`, terms[0]).Scan(&c)
+		err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`, terms[0]).Scan(&c)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, ix.wrap("read", err)
 		}
@@ -668,7 +669,7 @@ func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64
 	if limit < 1 {
 		limit = 1
 	}
-	st, err := ix.stmt(ctx, `SELECT coalesce(sum(n), 0) FROM index_postings WHERE term = ?`)
+	st, err := ix.stmt(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
