@@ -62,6 +62,21 @@ func Doctor(ctx context.Context, s *Store) []Check {
 		}
 	}
 
+	switch rep, err := s.ix.CheckPostings(ctx); {
+	case err != nil:
+		out = append(out, Check{Name: "search postings", State: CheckProblem, Detail: err.Error(),
+			Fix: "run `anamnesis reindex --full`"})
+	case rep.Differ > 0 || !rep.TotalOK:
+		d := fmt.Sprintf("disagree with FTS5 for %d tokens", rep.Differ)
+		if !rep.TotalOK {
+			d += " and in the note or token totals"
+		}
+		out = append(out, Check{Name: "search postings", State: CheckProblem, Detail: d + ": search would rank differently",
+			Items: rep.Mismatched, Fix: "run `anamnesis reindex --full`"})
+	default:
+		out = append(out, Check{Name: "search postings", State: CheckOK, Detail: fmt.Sprintf("agree with FTS5 (%d tokens)", rep.Tokens)})
+	}
+
 	if copies, err := s.conflictCopies(ctx); err == nil && len(copies) > 0 {
 		out = append(out, Check{Name: "conflict copies", State: CheckWarn,
 			Detail: fmt.Sprintf("%d notes were edited on two machines at once; both versions are kept", len(copies)),

@@ -303,6 +303,18 @@ func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]ind
 	if err := validateFilter(f); err != nil {
 		return nil, err
 	}
+	hits, err := s.search(ctx, query, f)
+	if errors.Is(err, index.ErrCorrupt) {
+		// Readers cannot repair the index (another process may be using
+		// it); the next open rebuilds it from the files.
+		if mErr := s.ix.MarkStale(ctx); mErr == nil {
+			err = fmt.Errorf("%w; the index is rebuilt from the note files when it is next opened (`anamnesis reindex --full` does it now)", err)
+		}
+	}
+	return hits, err
+}
+
+func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
 	days := s.decayDays
 	if days <= 0 {
 		return s.ix.Search(ctx, query, f)

@@ -2,6 +2,7 @@ package anamnesis
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
+	_ "modernc.org/sqlite"
 )
 
 var ctx = context.Background()
@@ -235,6 +237,87 @@ func TestMissingOrCorruptIndexIsRebuilt(t *testing.T) {
 			t.Error("no notice about the rebuild")
 		}
 		s2.Close()
+	}
+}
+
+// Damage inside a healthy database file (a malformed posting list) fails
+// the search with a clear error, and the next open rebuilds the index.
+func TestDamagedPostingsAreRebuiltOnNextOpen(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	n, _, err := s.Write(ctx, WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Body: "busy_timeout avoids lock errors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", filepath.Join(home, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := db.Exec(`UPDATE index_postings SET data = x'ff' WHERE term = 'lock'`); err != nil {
+		t.Fatal(err)
+	} else if c, _ := r.RowsAffected(); c != 1 {
+		t.Fatalf("damaged %d rows", c)
+	}
+	db.Close()
+	s1, _ := openHome(t, home)
+	_, err = s1.Search(ctx, seedQuery, index.Filter{})
+	if !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), "reindex --full") {
+		t.Fatalf("search over damaged postings: %v", err)
+	}
+	s1.Close()
+	s2, ns := openHome(t, home)
+	hits, err := s2.Search(ctx, seedQuery, index.Filter{})
+	if err != nil || len(hits) != 1 || hits[0].ID != n.ID {
+		t.Fatalf("recall after the rebuild: %v %v", hitIDs(hits), err)
+	}
+	if len(ns.list) == 0 {
+		t.Error("no notice about the rebuild")
+	}
+}
+
+// doctor compares the search postings with FTS5's own vocabulary and
+// names the tokens that disagree.
+func TestDoctorChecksPostingsAgainstFTS5(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	for _, b := range []string{"busy_timeout avoids lock errors", "WAL mode lets readers run beside a writer", "naïve café Straße"} {
+		if _, _, err := s.Write(ctx, WriteRequest{Type: "procedural", Title: "SQLite " + b[:4], Body: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func() Check {
+		for _, c := range Doctor(ctx, s) {
+			if c.Name == "search postings" {
+				return c
+			}
+		}
+		t.Fatal("doctor has no search postings check")
+		return Check{}
+	}
+	if c := check(); c.State != CheckOK || !strings.Contains(c.Detail, "agree with FTS5") {
+		t.Fatalf("healthy index: %+v", c)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", filepath.Join(home, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE index_df SET df = df + 1 WHERE term = 'cafe'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, _ = openHome(t, home)
+	defer s.Close()
+	c := check()
+	if c.State != CheckProblem || len(c.Items) != 1 || c.Items[0] != "cafe" || !strings.Contains(c.Fix, "reindex --full") {
+		t.Fatalf("damaged count: %+v", c)
+	}
+	if _, err := s.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := check(); c.State != CheckOK {
+		t.Fatalf("after a rebuild: %+v", c)
 	}
 }
 

@@ -220,6 +220,13 @@ func (ix *Index) Meta(ctx context.Context, key string) (string, error) {
 	return v, nil
 }
 
+// MarkStale makes the next Open report needsRebuild. It is for damage
+// found while reading (a malformed posting list), which only a rebuild
+// from the note files repairs.
+func (ix *Index) MarkStale(ctx context.Context) error {
+	return ix.SetMeta(ctx, metaNeedsRebuild, "1")
+}
+
 // SetMeta stores a value in index_meta.
 func (ix *Index) SetMeta(ctx context.Context, key, value string) error {
 	if _, err := ix.db.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, key, value); err != nil {
