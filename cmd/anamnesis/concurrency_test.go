@@ -91,5 +91,10 @@ func TestEightProcessesOnOneHome(t *testing.T) {
 	if st := gitIn(t, home+"/memory", "status", "--porcelain"); st != "" {
 		t.Errorf("uncommitted leftovers: %s", st)
 	}
+	// Writes, reindexes and syncs from eight processes must leave the
+	// search postings exactly in step with FTS5.
+	if r := anmRemote(t, home, "box", hub, "", "doctor"); !strings.Contains(r.stdout, "ok:     search postings: agree with FTS5") {
+		t.Errorf("search postings after the run:\n%s", r.stdout)
+	}
 	t.Logf("operations: %v; %d writes, all committed", counts, len(written))
 }

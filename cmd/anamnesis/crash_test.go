@@ -149,5 +149,8 @@ func TestKilledWritesAndCapturesLeaveNoHalfNotes(t *testing.T) {
 	if st.Notes.Total != notes {
 		t.Errorf("index has %d notes, the tree %d", st.Notes.Total, notes)
 	}
+	if r := anm(t, home, "", "doctor"); !strings.Contains(r.stdout, "ok:     search postings: agree with FTS5") {
+		t.Errorf("search postings after killed writes:\n%s", r.stdout)
+	}
 	t.Logf("%d processes killed; %d whole notes on disk, all indexed", runs, notes)
 }
