@@ -252,6 +252,11 @@ type chunk struct {
 // touched belongs to the chunk with the greatest first rowid not above
 // it (or the first chunk), so only those chunks are read and rewritten.
 func (t *termEdits) write(a *applier, term string, rebuild bool) error {
+	if !rebuild {
+		if done, err := t.appendOnly(a, term); done || err != nil {
+			return err
+		}
+	}
 	var chunks []*chunk // sorted by first
 	if !rebuild {
 		rowids := make([]int64, 0, len(t.added)+len(t.removed))
@@ -357,12 +362,57 @@ func (t *termEdits) write(a *applier, term string, rebuild bool) error {
 				data = appendPosting(data, prev, p)
 				prev = p.rowid
 			}
-			if err := a.exec(`INSERT OR REPLACE INTO index_postings(term, first, n, data) VALUES (?, ?, ?, ?)`,
-				term, part[0].rowid, len(part), data); err != nil {
+			if err := a.exec(`INSERT OR REPLACE INTO index_postings(term, first, n, last, data) VALUES (?, ?, ?, ?, ?)`,
+				term, part[0].rowid, len(part), part[len(part)-1].rowid, data); err != nil {
 				return err
 			}
 		}
 	}
+	return writeDF(a, term, delta, rebuild)
+}
+
+// appendOnly is the common case of a write: notes new to this token, all
+// after its last entry (a new note gets the highest rowid). Their entries
+// are appended to the last chunk in SQL, without reading or re-encoding
+// the chunk. done is false when the edits need the general merge.
+func (t *termEdits) appendOnly(a *applier, term string) (done bool, err error) {
+	if len(t.removed) > 0 || len(t.added) == 0 {
+		return false, nil
+	}
+	for i := 1; i < len(t.added); i++ {
+		if t.added[i].rowid <= t.added[i-1].rowid {
+			return false, nil
+		}
+	}
+	row, err := a.queryRow(`SELECT first, n, last FROM index_postings WHERE term = ? ORDER BY first DESC LIMIT 1`, term)
+	if err != nil {
+		return false, err
+	}
+	var first, n, last int64
+	switch err := row.Scan(&first, &n, &last); {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil // a new token: the general path writes its first chunk
+	case err != nil:
+		return false, err
+	}
+	if t.added[0].rowid <= last || n+int64(len(t.added)) > chunkMax {
+		return false, nil
+	}
+	var data []byte
+	prev := last
+	for _, p := range t.added {
+		data = appendPosting(data, prev, p)
+		prev = p.rowid
+	}
+	if err := a.exec(`UPDATE index_postings SET n = n + ?, last = ?, data = data || ? WHERE term = ? AND first = ?`,
+		len(t.added), prev, data, term, first); err != nil {
+		return false, err
+	}
+	return true, writeDF(a, term, int64(len(t.added)), false)
+}
+
+// writeDF moves a token's note count by delta.
+func writeDF(a *applier, term string, delta int64, rebuild bool) error {
 	switch {
 	case rebuild:
 		if delta > 0 {

@@ -119,7 +119,7 @@ func TestPostingsMatchFTS5(t *testing.T) {
 	}
 	rows.Close()
 	got := map[key]uint64{}
-	rows, err = ix.db.Query(`SELECT term, first, n, data FROM index_postings ORDER BY term, first`)
+	rows, err = ix.db.Query(`SELECT term, first, n, last, data FROM index_postings ORDER BY term, first`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,17 +127,17 @@ func TestPostingsMatchFTS5(t *testing.T) {
 	prevTerm, prevLast := "", int64(0)
 	for rows.Next() {
 		var term string
-		var first, n int64
+		var first, n, last int64
 		var data []byte
-		if err := rows.Scan(&term, &first, &n, &data); err != nil {
+		if err := rows.Scan(&term, &first, &n, &last, &data); err != nil {
 			t.Fatal(err)
 		}
 		ps, err := decodePostings(data, nil)
 		if err != nil {
 			t.Fatalf("%q: %v", term, err)
 		}
-		if len(ps) == 0 || int64(len(ps)) != n || ps[0].rowid != first || n > chunkMax {
-			t.Fatalf("%q chunk %d: n %d, holds %d entries from %v", term, first, n, len(ps), ps[:min(1, len(ps))])
+		if len(ps) == 0 || int64(len(ps)) != n || ps[0].rowid != first || ps[len(ps)-1].rowid != last || n > chunkMax {
+			t.Fatalf("%q chunk %d-%d: n %d, holds %d entries", term, first, last, n, len(ps))
 		}
 		if term == prevTerm {
 			split++

@@ -3,7 +3,7 @@ package index
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-4"
+const SchemaVersion = "go-5"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -71,11 +71,14 @@ var schemaStatements = []string{
 ) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS idx_files_note ON index_files(note_id)`,
 	// Every FTS5 token's notes, with counts and note lengths, in chunks
-	// (postings.go). first is the chunk's lowest rowid, n its entries.
+	// (postings.go). first and last are the chunk's lowest and highest
+	// rowids, n its entries; data is the last column so that reading the
+	// others does not load it.
 	`CREATE TABLE IF NOT EXISTS index_postings (
   term  TEXT NOT NULL,
   first INTEGER NOT NULL,
   n     INTEGER NOT NULL,
+  last  INTEGER NOT NULL,
   data  BLOB NOT NULL,
   PRIMARY KEY (term, first)
 ) WITHOUT ROWID`,
