@@ -84,7 +84,7 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	if err := createSchema(ctx, tx, false); err != nil {
 		return res, ix.wrap("reset", err)
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: true, post: newPostingEdits()}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: true, post: newPostingEdits(), chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
 	a.post.async()
 	defer a.close()
 	var applyErr error
@@ -122,7 +122,7 @@ func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Resu
 			return res, ix.wrap("reset", err)
 		}
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: newPostingEdits()}
+	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: newPostingEdits(), chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
@@ -146,6 +146,8 @@ type applier struct {
 	rebuild bool
 	post    *postingEdits
 	docs    int // change in the number of notes
+
+	chunkMax, chunkTarget int
 }
 
 // finish writes what was accumulated: the postings and the note count.

@@ -44,6 +44,8 @@ type Index struct {
 
 	paths SearchPaths
 	accs  sync.Pool // *[]float64 score arrays (score.go)
+
+	chunkMax, chunkTarget int // posting chunk sizes (postings.go)
 }
 
 // SearchPaths counts which strategy answered each search (see Search).
@@ -86,7 +88,7 @@ func OpenWait(ctx context.Context, path string, busy time.Duration) (ix *Index, 
 	if err != nil {
 		return nil, false, fmt.Errorf("open index %s: %w", path, err)
 	}
-	ix = &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}}
+	ix = &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
 	defer func() {
 		if err != nil {
 			db.Close()

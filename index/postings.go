@@ -20,7 +20,7 @@ import (
 // FTS5's 'porter unicode61' token stream, so document frequencies,
 // counts and lengths are exactly FTS5's and so are the scores.
 //
-// A token's list is stored in chunks of at most chunkMax entries, keyed
+// A token's list is stored in chunks of at most 512 entries, keyed
 // by (token, first rowid): indexing one note rewrites one small chunk per
 // token, not a list as long as the store. A chunk is a run of entries
 // sorted by rowid, each three uvarints: zigzag(rowid - previous rowid,
@@ -28,9 +28,11 @@ import (
 // body + tags, FTS5's xColumnSize(-1)). The length sits in every entry
 // so scoring never looks a note up.
 
+// Default chunk sizes; an Index carries its own (tests shrink them to
+// exercise splitting).
 const (
-	chunkMax    = 512 // entries; a chunk that grows past this is split
-	chunkTarget = 256 // entries per chunk when a list is (re)split
+	defaultChunkMax    = 512 // entries; a chunk that grows past this is split
+	defaultChunkTarget = 256 // entries per chunk when a list is (re)split
 )
 
 type posting struct {
@@ -350,8 +352,8 @@ func (t *termEdits) write(a *applier, term string, rebuild bool) error {
 		}
 		delta += int64(len(live))
 		size := len(live)
-		if size > chunkMax {
-			size = chunkTarget
+		if size > a.chunkMax {
+			size = a.chunkTarget
 		}
 		for len(live) > 0 {
 			part := live[:min(size, len(live))]
@@ -395,7 +397,7 @@ func (t *termEdits) appendOnly(a *applier, term string) (done bool, err error) {
 	case err != nil:
 		return false, err
 	}
-	if t.added[0].rowid <= last || n+int64(len(t.added)) > chunkMax {
+	if t.added[0].rowid <= last || n+int64(len(t.added)) > int64(a.chunkMax) {
 		return false, nil
 	}
 	var data []byte

@@ -93,7 +93,27 @@ func postingsFixture(t *testing.T, n int) (*Index, []*note.Note, *synth.Gen, syn
 // same count per note, the same note lengths and totals.
 func TestPostingsMatchFTS5(t *testing.T) {
 	ix, _, _, _ := postingsFixture(t, 600)
-	if _, err := ix.db.Exec(`CREATE VIRTUAL TABLE temp.vi USING fts5vocab(main, 'memories_fts', 'instance')`); err != nil {
+	terms, postings, split := comparePostings(t, ix)
+	t.Logf("%d tokens, %d postings, %d chunks after a token's first", terms, postings, split)
+	if split == 0 {
+		t.Errorf("no list was split into chunks: the fixture does not exercise chunking")
+	}
+	if terms < 1000 || postings < 10000 {
+		t.Fatalf("fixture too small: %d tokens, %d postings", terms, postings)
+	}
+}
+
+// comparePostings checks every posting, chunk, count and total against
+// FTS5's own index and returns how many tokens, postings and extra chunks
+// it saw.
+func comparePostings(t *testing.T, ix *Index) (terms, postings, split int) {
+	t.Helper()
+	db, err := ix.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, `CREATE VIRTUAL TABLE IF NOT EXISTS temp.vi USING fts5vocab(main, 'memories_fts', 'instance')`); err != nil {
 		t.Fatal(err)
 	}
 	type key struct {
@@ -102,7 +122,7 @@ func TestPostingsMatchFTS5(t *testing.T) {
 	}
 	want := map[key]uint64{}
 	dl := map[int64]uint64{}
-	rows, err := ix.db.Query(`SELECT term, doc, count(*) FROM temp.vi GROUP BY term, doc`)
+	rows, err := db.QueryContext(ctx, `SELECT term, doc, count(*) FROM temp.vi GROUP BY term, doc`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,24 +139,33 @@ func TestPostingsMatchFTS5(t *testing.T) {
 	}
 	rows.Close()
 	got := map[key]uint64{}
-	rows, err = ix.db.Query(`SELECT term, first, n, last, data FROM index_postings ORDER BY term, first`)
+	rows, err = db.QueryContext(ctx, `SELECT term, first, n, last, data FROM index_postings ORDER BY term, first`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	terms, chunks, split := 0, 0, 0
-	prevTerm, prevLast := "", int64(0)
+	type chunkRow struct {
+		term           string
+		first, n, last int64
+		data           []byte
+	}
+	var chunks []chunkRow
 	for rows.Next() {
-		var term string
-		var first, n, last int64
-		var data []byte
-		if err := rows.Scan(&term, &first, &n, &last, &data); err != nil {
+		var c chunkRow
+		if err := rows.Scan(&c.term, &c.first, &c.n, &c.last, &c.data); err != nil {
+			rows.Close() // an open result set would hang the index's Close
 			t.Fatal(err)
 		}
-		ps, err := decodePostings(data, nil)
+		chunks = append(chunks, c)
+	}
+	rows.Close()
+	prevTerm, prevLast := "", int64(0)
+	for _, c := range chunks {
+		term, first, n, last := c.term, c.first, c.n, c.last
+		ps, err := decodePostings(c.data, nil)
 		if err != nil {
 			t.Fatalf("%q: %v", term, err)
 		}
-		if len(ps) == 0 || int64(len(ps)) != n || ps[0].rowid != first || ps[len(ps)-1].rowid != last || n > chunkMax {
+		if len(ps) == 0 || int64(len(ps)) != n || ps[0].rowid != first || ps[len(ps)-1].rowid != last || n > int64(ix.chunkMax) {
 			t.Fatalf("%q chunk %d-%d: n %d, holds %d entries", term, first, last, n, len(ps))
 		}
 		if term == prevTerm {
@@ -147,7 +176,6 @@ func TestPostingsMatchFTS5(t *testing.T) {
 		} else {
 			terms++
 		}
-		chunks++
 		for i, p := range ps {
 			if i > 0 && p.rowid <= ps[i-1].rowid {
 				t.Fatalf("%q: rowids out of order", term)
@@ -158,11 +186,6 @@ func TestPostingsMatchFTS5(t *testing.T) {
 			}
 		}
 		prevTerm, prevLast = term, ps[len(ps)-1].rowid
-	}
-	rows.Close()
-	t.Logf("%d tokens, %d chunks", terms, chunks)
-	if split == 0 {
-		t.Errorf("no list was split into chunks: the fixture does not exercise chunking")
 	}
 	for k, c := range want {
 		if got[k] != c {
@@ -178,7 +201,7 @@ func TestPostingsMatchFTS5(t *testing.T) {
 	for k := range want {
 		ftsDF[k.term]++
 	}
-	rows, err = ix.db.Query(`SELECT term, df FROM index_df`)
+	rows, err = db.QueryContext(ctx, `SELECT term, df FROM index_df`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,16 +220,14 @@ func TestPostingsMatchFTS5(t *testing.T) {
 		t.Errorf("index_df has %d tokens, FTS5 %d", dfs, len(ftsDF))
 	}
 	var n, tokens int64
-	ix.db.QueryRow(`SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaTokenCount).Scan(&tokens)
-	ix.db.QueryRow(`SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n)
+	db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaTokenCount).Scan(&tokens)
+	db.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n)
 	var ftsRows int64
-	ix.db.QueryRow(`SELECT count(*) FROM memories_fts`).Scan(&ftsRows)
+	db.QueryRowContext(ctx, `SELECT count(*) FROM memories_fts`).Scan(&ftsRows)
 	if uint64(tokens) != total || n != ftsRows {
 		t.Errorf("totals: %d tokens in %d notes, FTS5 %d in %d", tokens, n, total, ftsRows)
 	}
-	if terms < 1000 || len(want) < 10000 {
-		t.Fatalf("fixture too small: %d tokens, %d postings", terms, len(want))
-	}
+	return terms, len(want), split
 }
 
 // TestPostingScoresAreFTS5Bm25 checks the scorer against bm25() itself,
@@ -333,5 +354,108 @@ func TestPhraseWordsScoreLikeFTS5(t *testing.T) {
 	}
 	if pc := ix.Paths(); pc.Postings == 0 || pc.MaxScore+pc.Floored+pc.Full != 0 {
 		t.Errorf("paths %+v: phrase queries must be answered from the postings", pc)
+	}
+}
+
+// TestPostingsRandomEdits drives an index with chunks of at most four
+// entries through random batches (new notes, edits, deletes, a note
+// deleted and re-added or edited twice in one batch, the odd rebuild) and
+// after every batch compares the postings with FTS5 and the search
+// results and scores with the seed query.
+func TestPostingsRandomEdits(t *testing.T) {
+	ix := openTemp(t)
+	ix.chunkMax, ix.chunkTarget = 4, 2
+	r := rand.New(rand.NewSource(23))
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon café naïve_test straße")
+	text := func() string {
+		var b strings.Builder
+		for i, n := 0, 1+r.Intn(12); i < n; i++ {
+			b.WriteString(words[r.Intn(len(words))] + " ")
+		}
+		return b.String()
+	}
+	live := map[string]Change{}
+	var noteIDs []string
+	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	splits := 0
+	for batch := 0; batch < 60; batch++ {
+		var changes []Change
+		for i, n := 0, 1+r.Intn(8); i < n; i++ {
+			switch op := r.Intn(10); {
+			case op < 4 || len(noteIDs) == 0: // a new note
+				nt := note.New(note.TypeSemantic, text(), text(), start.Add(time.Duration(batch*100+i)*time.Minute))
+				nt.MachineID = "m"
+				c := Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "h"}, Note: nt}
+				live[nt.ID], noteIDs = c, append(noteIDs, nt.ID)
+				changes = append(changes, c)
+			case op < 7: // an edit, sometimes two in the batch
+				id := noteIDs[r.Intn(len(noteIDs))]
+				c, ok := live[id]
+				if !ok {
+					continue
+				}
+				for j := 0; j <= r.Intn(2); j++ {
+					nt := *c.Note
+					nt.Body = text()
+					c = Change{File: c.File, Note: &nt}
+					changes = append(changes, c)
+				}
+				live[id] = c
+			default: // a delete, sometimes undone in the same batch
+				id := noteIDs[r.Intn(len(noteIDs))]
+				c, ok := live[id]
+				if !ok {
+					continue
+				}
+				changes = append(changes, Change{File: c.File, Delete: true})
+				delete(live, id)
+				if r.Intn(2) == 0 {
+					changes = append(changes, c)
+					live[id] = c
+				}
+			}
+		}
+		if batch%20 == 19 {
+			var all []Change
+			for _, id := range noteIDs {
+				if c, ok := live[id]; ok {
+					all = append(all, c)
+				}
+			}
+			if _, err := ix.Rebuild(ctx, all); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := ix.Apply(ctx, changes); err != nil {
+			t.Fatal(err)
+		}
+		_, _, s := comparePostings(t, ix)
+		splits += s
+		if t.Failed() {
+			t.Fatalf("after batch %d", batch)
+		}
+		for _, q := range []string{text(), words[r.Intn(len(words))], "naïve_test " + text()} {
+			got, err := ix.Search(ctx, q, Filter{Limit: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ix.SeedSearch(ctx, q, Filter{Limit: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(ids(got)) != fmt.Sprint(ids(want)) {
+				t.Fatalf("batch %d, %q: %v, seed %v", batch, q, ids(got), ids(want))
+			}
+			for i := range got {
+				if got[i].Score != want[i].Score {
+					t.Fatalf("batch %d, %q: score %v, seed %v", batch, q, got[i].Score, want[i].Score)
+				}
+			}
+		}
+	}
+	if rep, err := ix.CheckPostings(ctx); err != nil || rep.Differ != 0 || !rep.TotalOK {
+		t.Fatalf("CheckPostings: %+v %v", rep, err)
+	}
+	if splits < 100 {
+		t.Fatalf("only %d extra chunks seen: chunking not exercised", splits)
 	}
 }

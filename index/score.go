@@ -602,9 +602,10 @@ func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Fi
 			for i, c := range pass {
 				ps[i] = c.score
 			}
-			cut := nthLargest(ps, limit) - margin - slack
-			if margin == 0 {
-				cut = nthLargest(ps, limit)
+			slices.Sort(ps)
+			cut := ps[len(ps)-limit]
+			if margin > 0 {
+				cut -= margin + slack
 			}
 			if t <= cut {
 				keep := pass[:0]
@@ -658,35 +659,4 @@ func (s *postingScorer) nthLargest(m int) float64 {
 		}
 	}
 	return h[0]
-}
-
-// nthLargest returns the m-th largest value of v (1-based), reordering v.
-func nthLargest(v []float64, m int) float64 {
-	lo, hi, want := 0, len(v)-1, m-1
-	for lo < hi {
-		p := v[lo+(hi-lo)/2]
-		i, j := lo, hi
-		for i <= j {
-			for v[i] > p {
-				i++
-			}
-			for v[j] < p {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case want <= j:
-			hi = j
-		case want >= i:
-			lo = i
-		default:
-			return v[want]
-		}
-	}
-	return v[want]
 }
