@@ -27,6 +27,21 @@ const IndexFile = "index.db"
 // id; such strings never reach the file system.
 var ErrInvalidID = errors.New("not a valid note id")
 
+// ErrInvalid marks a request that no note or filter can satisfy (an
+// unknown type or scope, an empty title, a negative limit): the caller's
+// mistake, reported before anything is read or written. The error's text
+// is the specific complaint; errors.Is(err, ErrInvalid) tells the kind.
+var ErrInvalid = errors.New("invalid request")
+
+type invalidError struct{ err error }
+
+func (e invalidError) Error() string   { return e.err.Error() }
+func (e invalidError) Unwrap() []error { return []error{ErrInvalid, e.err} }
+
+func invalidf(format string, args ...any) error {
+	return invalidError{fmt.Errorf(format, args...)}
+}
+
 // ErrNotFound is returned for an id the store does not hold.
 var ErrNotFound = errors.New("no note with that id")
 
@@ -199,7 +214,7 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string
 		n.Confidence = req.Confidence
 	}
 	if err := n.Validate(); err != nil {
-		return nil, "", err
+		return nil, "", invalidError{err}
 	}
 	path, err := s.put(ctx, n)
 	if err != nil {
@@ -364,13 +379,13 @@ func (s *Store) List(ctx context.Context, f index.Filter) ([]index.Hit, error) {
 
 func validateFilter(f index.Filter) error {
 	if f.Type != "" && !note.ValidType(f.Type) {
-		return fmt.Errorf("type %q is not one of %s", f.Type, strings.Join(note.Types, ", "))
+		return invalidf("type %q is not one of %s", f.Type, strings.Join(note.Types, ", "))
 	}
 	if f.Scope != "" && !note.ValidScope(f.Scope) {
-		return fmt.Errorf("scope %q is not %s or %s", f.Scope, note.ScopePortable, note.ScopeMachineLocal)
+		return invalidf("scope %q is not %s or %s", f.Scope, note.ScopePortable, note.ScopeMachineLocal)
 	}
 	if f.Limit < 0 {
-		return fmt.Errorf("limit %d is negative", f.Limit)
+		return invalidf("limit %d is negative", f.Limit)
 	}
 	return nil
 }
@@ -394,7 +409,7 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 	n.CreatedAt = h.CreatedAt
 	n.UpdatedAt = note.Now(s.now())
 	if err := n.Validate(); err != nil {
-		return "", err
+		return "", invalidError{err}
 	}
 	t := s.tree(scope)
 	if err := note.WriteFileAtomic(t.Path(rel), note.Marshal(n)); err != nil {

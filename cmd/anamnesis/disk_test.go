@@ -103,7 +103,7 @@ func TestHostileInputs(t *testing.T) {
 	home := t.TempDir()
 	// (one argument is limited to 128 KiB by the kernel; the Store test checks 1 MB)
 	r := anm(t, home, "", "write", "--type", "semantic", "--title", strings.Repeat("t", 100000), "--body", "x")
-	if r.code != 1 || !strings.Contains(r.stderr, "title is 100000 characters") {
+	if r.code != 2 || !strings.Contains(r.stderr, "title is 100000 characters") {
 		t.Errorf("huge title: exit %d %q", r.code, r.stderr)
 	}
 	// A remote whose git-upload-pack answers garbage: one clear line, the note stays committed.

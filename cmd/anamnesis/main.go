@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/anamnesis-memory/anamnesis"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,7 +34,7 @@ func main() {
 }
 
 // run executes the CLI and returns the process exit code: 0 success,
-// 1 failure, 2 bad usage.
+// 1 failure, 2 bad usage (including values no note can have).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	err := app.RunContext(ctx, flagsFirst(app, args))
@@ -43,7 +44,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var ue usageError
 	var ec cli.ExitCoder
 	switch {
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, anamnesis.ErrInvalid):
 		fmt.Fprintf(stderr, "anamnesis: %v\n", err)
 		return 2
 	case errors.As(err, &ec):
