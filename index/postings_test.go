@@ -352,6 +352,27 @@ func TestPhraseWordsScoreLikeFTS5(t *testing.T) {
 	if len(got) != 3 || got[0].Title != "note b" {
 		t.Errorf("busy_timeout: %v; want the three notes with the adjacent pair, the thrice-repeated one (note b) first", ids(got))
 	}
+	// Many notes holding the phrase: lengths come from the first token's
+	// whole list instead of one chunk per note.
+	for i := 0; i < 70; i++ {
+		upsert(t, ix, mk(note.TypeSemantic, fmt.Sprintf("filler %d", i), strings.Repeat("busy timeout ", 1+i%4)+strings.Repeat("padding ", i)))
+	}
+	got, err := ix.Search(ctx, "busy_timeout settings", Filter{Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ix.SeedSearch(ctx, "busy_timeout settings", Filter{Limit: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ids(got)) != fmt.Sprint(ids(want)) || len(got) != 20 {
+		t.Errorf("busy_timeout over 70 notes: %v, seed %v", ids(got), ids(want))
+	}
+	for i := range got {
+		if i < len(want) && got[i].Score != want[i].Score {
+			t.Errorf("busy_timeout over 70 notes: score %v, seed %v", got[i].Score, want[i].Score)
+		}
+	}
 	if pc := ix.Paths(); pc.Postings == 0 || pc.MaxScore+pc.Floored+pc.Full != 0 {
 		t.Errorf("paths %+v: phrase queries must be answered from the postings", pc)
 	}

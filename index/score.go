@@ -14,9 +14,13 @@ import (
 	"modernc.org/libc"
 )
 
-// FTS5's bm25 constants. Variables, not constants, so that k1+1 and 1-b
-// are computed at run time in float64 exactly as the C code does.
-var bm25K1, bm25B = 1.2, 0.75
+// bm25Params returns FTS5's bm25 constants k1, k1+1 and b. They are
+// float64 values, not untyped constants, so k1+1 is rounded as the C code
+// rounds it (an untyped 1.2+1 would be computed exactly, then rounded).
+func bm25Params() (k1, k1p1, b float64) {
+	k1, b = 1.2, 0.75
+	return k1, k1 + 1, b
+}
 
 // phraseTokens maps each query word (one quoted phrase of the seed's OR
 // query) to its FTS5 token. ok is false when some word is not exactly one
@@ -69,7 +73,6 @@ type termList struct {
 // postingScorer holds one query's state: FTS5's table statistics and the
 // score of every note touched so far.
 type postingScorer struct {
-	n      int64   // notes (FTS5's row count)
 	avgdl  float64 // FTS5's average note length
 	acc    []float64
 	sparse map[int64]float64 // instead of acc when rowids are sparse
@@ -108,8 +111,7 @@ func bm25Term(w float64, p posting, k1, k1p1, b, avgdl float64) float64 {
 }
 
 func (s *postingScorer) addChunk(list []byte, w float64) error {
-	k1, b := bm25K1, bm25B
-	k1p1 := k1 + 1
+	k1, k1p1, b := bm25Params()
 	r := postingReader{b: list}
 	for {
 		p, ok, err := r.next()
@@ -265,10 +267,14 @@ func (ix *Index) phraseList(ctx context.Context, tx *sql.Tx, q *queryStats, word
 	if len(hits) == 0 {
 		return l, nil
 	}
+	// The lengths come from the first token's list: read whole when many
+	// notes hold the phrase, else one chunk per note.
 	first := &termList{}
 	tok := fts5token.Tokens(word)[0]
-	if first.firsts, first.chunks, err = ix.chunks(ctx, tx, tok); err != nil {
-		return nil, err
+	if len(hits) > 64 {
+		if first.firsts, first.chunks, err = ix.chunks(ctx, tx, tok); err != nil {
+			return nil, err
+		}
 	}
 	w := idf(q.n, l.df)
 	avgdl := float64(q.total) / float64(q.n)
@@ -294,8 +300,7 @@ func (ix *Index) phraseList(ctx context.Context, tx *sql.Tx, q *queryStats, word
 
 // phraseCount returns the count f for which bm25Term gives exactly term.
 func phraseCount(term, w float64, dl uint64, avgdl float64) (uint64, bool) {
-	k1, b := bm25K1, bm25B
-	k1p1 := k1 + 1
+	k1, k1p1, b := bm25Params()
 	norm := k1 * (1 - b + b*float64(dl)/avgdl)
 	est := math.Round(term * norm / (w*k1p1 - term))
 	for _, d := range []float64{0, -1, 1, -2, 2} {
@@ -343,7 +348,7 @@ func (q *queryStats) floored(df int64) bool { return df > 0 && 2*df >= q.n }
 // score scores the query's phrases in order, leaving out floored ones
 // when skipFloored. Postings are read as first needed.
 func (q *queryStats) score(ctx context.Context, ix *Index, tx *sql.Tx, terms []string, skipFloored bool) (*postingScorer, error) {
-	s := &postingScorer{n: q.n, avgdl: float64(q.total) / float64(q.n)}
+	s := &postingScorer{avgdl: float64(q.total) / float64(q.n)}
 	if q.maxRowid > 8*q.n+1024 {
 		s.sparse = map[int64]float64{}
 	} else {
@@ -456,8 +461,7 @@ func best(cands []cand, limit int) ([]int64, []float64) {
 // rescore replaces each candidate's partial score with its full score:
 // every phrase, in query order, exactly as FTS5 sums them.
 func (q *queryStats) rescore(ctx context.Context, ix *Index, tx *sql.Tx, terms []string, cands []cand) error {
-	k1, b := bm25K1, bm25B
-	k1p1 := k1 + 1
+	k1, k1p1, b := bm25Params()
 	avgdl := float64(q.total) / float64(q.n)
 	found := make(map[string]map[int64]posting, len(q.lists))
 	for t, l := range q.lists {
