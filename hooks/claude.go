@@ -389,21 +389,32 @@ func pruneState(dir string) {
 // attached to the hook), so the hook returns at once and Claude Code
 // never waits for the network. Output goes to <home>/state/sync.log.
 func SpawnSync(binary, storeHome string) error {
+	return spawn(binary, storeHome, "sync")
+}
+
+// SpawnReindex starts `anamnesis reindex` detached, for a hook that found
+// the index needing a rebuild (opening the store rebuilds it). Output goes
+// to <home>/state/reindex.log.
+func SpawnReindex(binary, storeHome string) error {
+	return spawn(binary, storeHome, "reindex")
+}
+
+func spawn(binary, storeHome, command string) error {
 	dir := filepath.Join(storeHome, "state")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, "sync.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	logf, err := os.OpenFile(filepath.Join(dir, command+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(binary, "--home", storeHome, "sync")
+	cmd := exec.Command(binary, "--home", storeHome, command)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Stdin = nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start background sync: %w", err)
+		return fmt.Errorf("start background %s: %w", command, err)
 	}
 	return cmd.Process.Release()
 }

@@ -125,3 +125,39 @@ func TestSessionEndSyncsInTheBackground(t *testing.T) {
 	log, _ := os.ReadFile(filepath.Join(home, "state", "sync.log"))
 	t.Fatalf("the hub never received the session note; sync.log:\n%s", log)
 }
+
+// TestHookDefersAnIndexRebuild: after an upgrade changes the index layout
+// (or the index is damaged), a hook must not spend seconds rebuilding it
+// inside Claude Code's budget. It fails open at once, starts the rebuild
+// in the background, and the next hook has memory again.
+func TestHookDefersAnIndexRebuild(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Heron migration notes", "--body", "the heron flies south in autumn"))
+	db, err := sql.Open("sqlite", filepath.Join(home, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE index_meta SET value = 'go-0' WHERE key = 'schema_version'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	start := time.Now()
+	r := anm(t, home, `{"session_id":"s1","cwd":"/tmp","prompt":"where does the heron fly in autumn"}`, "hook", "prompt")
+	assertFailOpen(t, "prompt hook on a stale index", r)
+	if !strings.Contains(r.stderr, "rebuilding it in the background") {
+		t.Errorf("stderr %q does not say the rebuild runs in the background", r.stderr)
+	}
+	t.Logf("hook returned in %v", time.Since(start))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r = anm(t, home, `{"session_id":"s1","cwd":"/tmp","prompt":"where does the heron fly in autumn"}`, "hook", "prompt")
+		if strings.Contains(r.stdout, "Heron migration notes") {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(home, "state", "reindex.log"))
+			t.Fatalf("no recall 20 s after the background rebuild started: hook %+v, reindex log %q", r, log)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

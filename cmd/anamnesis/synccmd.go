@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -175,7 +176,9 @@ func failOpen(c *cli.Context, name string) {
 }
 
 // openHookStore opens the store with a short lock wait: a hook must not
-// outlive Claude Code's budget because another process holds the index.
+// outlive Claude Code's budget because another process holds the index,
+// nor because the index needs a rebuild (that is started in the
+// background).
 func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 	home, err := anamnesis.ResolveHome(c.String("home"))
 	if err != nil {
@@ -184,12 +187,26 @@ func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 	if _, err := os.Stat(home); err != nil {
 		return nil, fmt.Errorf("no store at %s (run `anamnesis init`)", home)
 	}
-	return anamnesis.Open(c.Context, home, anamnesis.Options{
-		MachineID:   c.String("machine-id"),
-		Remote:      os.Getenv("ANAMNESIS_GIT_REMOTE"),
-		BusyTimeout: time.Second,
-		Notice:      func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
+	s, err := anamnesis.Open(c.Context, home, anamnesis.Options{
+		MachineID:    c.String("machine-id"),
+		Remote:       os.Getenv("ANAMNESIS_GIT_REMOTE"),
+		BusyTimeout:  time.Second,
+		Notice:       func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
+		DeferRebuild: true,
 	})
+	if errors.Is(err, anamnesis.ErrNeedsRebuild) {
+		// A rebuild takes seconds on a large store: it runs on its own and
+		// this hook goes without memory once.
+		bin, bErr := os.Executable()
+		if bErr == nil {
+			bErr = hooks.SpawnReindex(bin, home)
+		}
+		if bErr != nil {
+			return nil, fmt.Errorf("%w; starting it in the background failed: %v (run `anamnesis reindex`)", err, bErr)
+		}
+		return nil, fmt.Errorf("%w; rebuilding it in the background (log: %s)", err, filepath.Join(home, "state", "reindex.log"))
+	}
+	return s, err
 }
 
 func runClaudeHook(c *cli.Context, name string) {
