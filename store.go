@@ -88,7 +88,7 @@ type Store struct {
 	now       func() time.Time
 
 	deferRebuild bool
-	decayDays float64 // > 0: recency decay in Search (see decay)
+	decayDays    float64 // > 0: recency decay in Search (see decay)
 }
 
 // Open opens the store at home, creating its directories on first use.
