@@ -42,7 +42,7 @@ test: fmt-check vet
 # FUZZ_SCALE=12 runs each about 2 minutes; FUZZTIME=30s forces a duration.
 FUZZ_SCALE ?= 1
 FUZZTIME ?=
-FUZZ_TARGETS = FuzzParse:./note:150000 FuzzParseTranscript:./hooks:6000 FuzzMatchExpr:./index:80000 FuzzMerge3:./gitsync:120000 FuzzMergeNote:./gitsync:12000 FuzzEach:./internal/fts5token:15000 FuzzPostingsEdits:./index:8000
+FUZZ_TARGETS = FuzzParse:./note:150000 FuzzParseTranscript:./hooks:6000 FuzzMatchExpr:./index:80000 FuzzMerge3:./gitsync:120000 FuzzMergeNote:./gitsync:12000 FuzzEach:./internal/fts5token:15000 FuzzPostingsEdits:./index:4000
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; n=$${rest#*:}; \
