@@ -240,6 +240,24 @@ func TestMissingOrCorruptIndexIsRebuilt(t *testing.T) {
 	}
 }
 
+// damageIndex runs one statement on a closed store's index file, which
+// must change exactly one row.
+func damageIndex(t *testing.T, home, stmt string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(home, IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r, err := db.Exec(stmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := r.RowsAffected(); c != 1 {
+		t.Fatalf("%s changed %d rows", stmt, c)
+	}
+}
+
 // Damage inside a healthy database file (a malformed posting list) fails
 // the search with a clear error, and the next open rebuilds the index.
 func TestDamagedPostingsAreRebuiltOnNextOpen(t *testing.T) {
@@ -250,16 +268,7 @@ func TestDamagedPostingsAreRebuiltOnNextOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	db, err := sql.Open("sqlite", filepath.Join(home, IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r, err := db.Exec(`UPDATE index_postings SET data = x'ff' WHERE term = 'lock'`); err != nil {
-		t.Fatal(err)
-	} else if c, _ := r.RowsAffected(); c != 1 {
-		t.Fatalf("damaged %d rows", c)
-	}
-	db.Close()
+	damageIndex(t, home, `UPDATE index_postings SET data = x'ff' WHERE term = 'lock'`)
 	s1, _ := openHome(t, home)
 	_, err = s1.Search(ctx, seedQuery, index.Filter{})
 	if !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), "reindex --full") {
@@ -299,14 +308,7 @@ func TestDoctorChecksPostingsAgainstFTS5(t *testing.T) {
 		t.Fatalf("healthy index: %+v", c)
 	}
 	s.Close()
-	db, err := sql.Open("sqlite", filepath.Join(home, IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE index_df SET df = df + 1 WHERE term = 'cafe'`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	damageIndex(t, home, `UPDATE index_df SET df = df + 1 WHERE term = 'cafe'`)
 	s, _ = openHome(t, home)
 	defer s.Close()
 	c := check()
