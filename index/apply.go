@@ -84,7 +84,7 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	if err := createSchema(ctx, tx, false); err != nil {
 		return res, ix.wrap("reset", err)
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: true, post: newPostingEdits(), chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
+	a := ix.newApplier(ctx, tx, true)
 	a.post.async()
 	defer a.close()
 	var applyErr error
@@ -122,7 +122,7 @@ func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Resu
 			return res, ix.wrap("reset", err)
 		}
 	}
-	a := &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: newPostingEdits(), chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
+	a := ix.newApplier(ctx, tx, rebuild)
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
@@ -148,6 +148,11 @@ type applier struct {
 	docs    int // change in the number of notes
 
 	chunkMax, chunkTarget int
+}
+
+func (ix *Index) newApplier(ctx context.Context, tx *sql.Tx, rebuild bool) *applier {
+	return &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: newPostingEdits(),
+		chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
 }
 
 // finish writes what was accumulated: the postings and the note count.
