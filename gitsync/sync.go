@@ -63,6 +63,9 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 	}
 	defer lock.Release()
 
+	if _, err := repairTrackingRefs(g.gitDir); err != nil {
+		return rep, err
+	}
 	if err := g.configure(opts.Remote, opts.Remote != ""); err != nil {
 		return rep, err
 	}

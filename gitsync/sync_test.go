@@ -585,6 +585,41 @@ func TestDirty(t *testing.T) {
 	check(true, "staged but not committed")
 }
 
+// TestTruncatedTrackingRefAfterACrash: go-git writes refs/remotes/...
+// in place, so a sync killed mid-write leaves it empty (or cut short);
+// the next sync must not fail on it ("ref file is empty"), and a real git
+// must accept the repository afterwards.
+func TestTruncatedTrackingRefAfterACrash(t *testing.T) {
+	hub := newHub(t)
+	a := newMachine(t, "a", hub)
+	b := newMachine(t, "b", hub)
+	a.write(mkNote(a, "first", "x"))
+	a.sync()
+	b.sync()
+	for _, content := range []string{"", "3f2a9c", "not a ref at all\n"} {
+		var tracking string
+		filepath.WalkDir(filepath.Join(b.repo.GitDir(), "refs", "remotes"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				tracking = p
+			}
+			return nil
+		})
+		if tracking == "" {
+			t.Fatal("no tracking ref after a sync")
+		}
+		os.WriteFile(tracking, []byte(content), 0o644)
+		a.write(mkNote(a, "more "+content, "y"))
+		a.sync()
+		b.write(mkNote(b, "from b "+content, "z"))
+		if rep := b.sync(); !rep.Fetched || !rep.Pushed {
+			t.Fatalf("sync over a tracking ref holding %q: %+v", content, rep)
+		}
+		b.fsck()
+	}
+	a.sync()
+	sameTrees(t, a, b)
+}
+
 // TestStaleRefLockAfterACrash: a refs/heads/main.lock left by a process
 // killed mid-update does not block later syncs.
 func TestStaleRefLockAfterACrash(t *testing.T) {
