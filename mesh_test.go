@@ -100,6 +100,28 @@ func TestMeshConvergence(t *testing.T) {
 			}
 		}
 	}
+	// Once converged, idle rounds must not mint commits: two peers that
+	// merged each other's head would otherwise add a merge per round.
+	heads := func() []string {
+		var out []string
+		for i, s := range stores {
+			rep, err := s.Sync(ctx, SyncOptions{})
+			if err != nil {
+				t.Fatalf("idle m%d sync: %v", i, err)
+			}
+			out = append(out, rep.Head)
+		}
+		return out
+	}
+	settled := heads()
+	for round := 0; round < 3; round++ {
+		if now := heads(); fmt.Sprint(now) != fmt.Sprint(settled) {
+			t.Fatalf("idle round %d moved heads: %v -> %v", round, settled, now)
+		}
+	}
+	if settled[0] == "" || settled[0] != settled[1] || settled[1] != settled[2] {
+		t.Errorf("converged machines have different heads: %v", settled)
+	}
 	trees := make([]map[string]string, machines)
 	for i := range homes {
 		trees[i] = readTree(t, filepath.Join(homes[i], "memory"))
