@@ -33,11 +33,13 @@ func TestRankingExperiments(t *testing.T) {
 		}
 	}
 	sess := newCorpus()
+	bi := newCorpus() // adjacent token pairs of each session, as tokens
 	turns := newCorpus()
 	win := newCorpus()
 	var turnOwner, winOwner []int
 	for i, s := range sessions {
 		sess.add(s.Title + " " + s.Body)
+		bi.addBigrams(s.Title + " " + s.Body)
 		lines := strings.Split(s.Body, "\n")
 		var ts []string
 		for _, l := range lines {
@@ -54,6 +56,7 @@ func TestRankingExperiments(t *testing.T) {
 		}
 	}
 	sess.finish()
+	bi.finish()
 	turns.finish()
 	win.finish()
 
@@ -124,8 +127,31 @@ func TestRankingExperiments(t *testing.T) {
 			return sc
 		}
 	}
+	withBigrams := func(a func([]string) []float64, w float64) func([]string) []float64 {
+		return func(q []string) []float64 {
+			var pairs []string
+			for i := 0; i+1 < len(q); i++ {
+				pairs = append(pairs, q[i]+" "+q[i+1])
+			}
+			x, y := a(q), bi.bm25(pairs, 1.2, 0.75)
+			for i := range x {
+				x[i] += w * y[i]
+			}
+			return x
+		}
+	}
 	vs := []variant{
 		{"session bm25 k1=1.2 b=0.75 (search)", sessBM(1.2, 0.75)},
+		{"session + adjacent query-word pairs x0.5", withBigrams(sessBM(1.2, 0.75), 0.5)},
+		{"session + adjacent query-word pairs x1", withBigrams(sessBM(1.2, 0.75), 1)},
+		{"session(1.6,.5) + turn .3 + normalized pairs x0.3", func(q []string) []float64 {
+			x := mix(sessBM(1.6, 0.5), maxOver(turns, turnOwner, 1.6, 0.5), 0.3)(q)
+			y := norm(withBigrams(func([]string) []float64 { return make([]float64, len(sessions)) }, 1)(q))
+			for i := range x {
+				x[i] += 0.3 * y[i]
+			}
+			return x
+		}},
 		{"session bm25 k1=1.6 b=0.50", sessBM(1.6, 0.5)},
 		{"idf coverage^1 x session", coverage(sessBM(1.2, 0.75), 1)},
 		{"idf coverage^0.5 x session", coverage(sessBM(1.2, 0.75), 0.5)},
@@ -225,6 +251,22 @@ func (c *corpus) add(text string) {
 	}
 	c.tf = append(c.tf, m)
 	c.dl = append(c.dl, n)
+}
+
+// addBigrams adds a document whose tokens are the text's adjacent token
+// pairs ("a b").
+func (c *corpus) addBigrams(text string) {
+	var toks []string
+	fts5token.Each(text, func(tok []byte) { toks = append(toks, string(tok)) })
+	m := map[string]int{}
+	for i := 0; i+1 < len(toks); i++ {
+		m[toks[i]+" "+toks[i+1]]++
+	}
+	for t := range m {
+		c.df[t]++
+	}
+	c.tf = append(c.tf, m)
+	c.dl = append(c.dl, max(len(toks)-1, 0))
 }
 
 func (c *corpus) finish() {
