@@ -185,3 +185,17 @@ func FixStaleGitLocks(ctx context.Context, s *Store) ([]string, error) {
 	}
 	return removed, nil
 }
+
+// FixIndex rebuilds the index from the note files when its search
+// postings disagree with FTS5 (what the "search postings" check reports),
+// and says whether it did. It is the other half of `doctor --fix`.
+func FixIndex(ctx context.Context, s *Store) (bool, error) {
+	rep, err := s.ix.CheckPostings(ctx)
+	if err == nil && rep.Differ == 0 && rep.TotalOK {
+		return false, nil
+	}
+	if _, err := s.Rebuild(ctx); err != nil {
+		return false, fmt.Errorf("rebuild the index: %w", err)
+	}
+	return true, nil
+}

@@ -161,3 +161,33 @@ func TestHookDefersAnIndexRebuild(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestDoctorFixRebuildsDisagreeingPostings: doctor reports postings that
+// disagree with FTS5 as a problem (exit 1), and --fix rebuilds the index
+// and says so.
+func TestDoctorFixRebuildsDisagreeingPostings(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Heron", "--body", "the heron flies south"))
+	db, err := sql.Open("sqlite", filepath.Join(home, "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE index_df SET df = 7 WHERE term = 'heron'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	r := anm(t, home, "", "doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "problem: search postings: disagree with FTS5 for 1 tokens") || !strings.Contains(r.stdout, "heron") {
+		t.Fatalf("doctor on disagreeing postings: exit %d\n%s", r.code, r.stdout)
+	}
+	r = anm(t, home, "", "doctor", "--fix", "--json")
+	if !strings.Contains(r.stdout, `"rebuilt_index": true`) {
+		t.Errorf("doctor --fix --json does not report the rebuild:\n%s", r.stdout)
+	}
+	if r := anm(t, home, "", "doctor"); !strings.Contains(r.stdout, "ok:     search postings: agree with FTS5") {
+		t.Errorf("after --fix:\n%s", r.stdout)
+	}
+	if r := anm(t, home, "", "doctor", "--fix", "--json"); !strings.Contains(r.stdout, `"rebuilt_index": false`) {
+		t.Errorf("a healthy index was rebuilt again:\n%s", r.stdout)
+	}
+}
