@@ -81,7 +81,7 @@ func FuzzPostingsEdits(f *testing.F) {
 				when = when.Add(time.Minute)
 				nt := note.New(note.TypeSemantic, "t "+text(), text(), when)
 				nt.MachineID = "m"
-				c := Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "h"}, Note: nt}
+				c := changeFor(nt)
 				live, batch = append(live, c), append(batch, c)
 			case op == 1:
 				i := next() % len(live)

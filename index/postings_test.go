@@ -27,6 +27,26 @@ var unicodeTexts = []string{
 	"",
 }
 
+// changeFor is the change that indexes nt from its file in its tree.
+func changeFor(nt *note.Note) Change {
+	return Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "h"}, Note: nt}
+}
+
+// growIndex indexes changes the two ways a store grows: the first half
+// by one rebuild, the rest by Apply in batches of batch.
+func growIndex(t testing.TB, ix *Index, changes []Change, batch int) {
+	t.Helper()
+	n := len(changes)
+	if _, err := ix.Rebuild(ctx, changes[:n/2]); err != nil {
+		t.Fatal(err)
+	}
+	for i := n / 2; i < n; i += batch {
+		if _, err := ix.Apply(ctx, changes[i:min(i+batch, n)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // postingsFixture builds an index the way a store grows: part by rebuild,
 // the rest in batches, then edits (same rowid, new text), deletes, a note
 // re-added in the batch that dropped it, and an edit applied twice in one
@@ -53,16 +73,9 @@ func postingsFixture(t *testing.T, n int) (*Index, []*note.Note, *synth.Gen, syn
 			nt.Title = strings.ToUpper(nt.Title) + " Ünïcödé"
 		}
 		notes = append(notes, nt)
-		changes = append(changes, Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "x"}, Note: nt})
+		changes = append(changes, changeFor(nt))
 	}
-	if _, err := ix.Rebuild(ctx, changes[:n/2]); err != nil {
-		t.Fatal(err)
-	}
-	for i := n / 2; i < n; i += 37 {
-		if _, err := ix.Apply(ctx, changes[i:min(i+37, n)]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	growIndex(t, ix, changes, 37)
 	var edits []Change
 	for i := 0; i < n/20; i++ {
 		c := changes[r.Intn(n)]
@@ -406,7 +419,7 @@ func TestPostingsRandomEdits(t *testing.T) {
 			case op < 4 || len(noteIDs) == 0: // a new note
 				nt := note.New(note.TypeSemantic, text(), text(), start.Add(time.Duration(batch*100+i)*time.Minute))
 				nt.MachineID = "m"
-				c := Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "h"}, Note: nt}
+				c := changeFor(nt)
 				live[nt.ID], noteIDs = c, append(noteIDs, nt.ID)
 				changes = append(changes, c)
 			case op < 7: // an edit, sometimes two in the batch

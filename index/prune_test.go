@@ -45,17 +45,9 @@ func TestPrunedSearchEqualsSeed(t *testing.T) {
 			nt.Scope = note.ScopeMachineLocal
 		}
 		notes = append(notes, nt)
-		changes = append(changes, Change{File: File{Path: note.TreeDir(nt.Scope) + "/" + nt.RelPath(), Hash: "x"}, Note: nt})
+		changes = append(changes, changeFor(nt))
 	}
-	// Half by rebuild, half incrementally, so both ways of counting words are exercised.
-	if _, err := ix.Rebuild(ctx, changes[:n/2]); err != nil {
-		t.Fatal(err)
-	}
-	for i := n / 2; i < n; i += 100 {
-		if _, err := ix.Apply(ctx, changes[i:min(i+100, n)]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	growIndex(t, ix, changes, 100)
 	// Edits and deletes adjust the counts too.
 	var edits []Change
 	for i := 0; i < 40; i++ {
