@@ -211,14 +211,21 @@ func TestWriteValidationLeavesNothing(t *testing.T) {
 	}
 }
 
-func TestMissingOrCorruptIndexIsRebuilt(t *testing.T) {
+// homeWithOneNote is a closed store holding one note that seedQuery finds.
+func homeWithOneNote(t *testing.T) (string, *note.Note) {
+	t.Helper()
 	home := t.TempDir()
 	s, _ := openHome(t, home)
+	defer s.Close()
 	n, _, err := s.Write(ctx, WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Body: "busy_timeout avoids lock errors"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Close()
+	return home, n
+}
+
+func TestMissingOrCorruptIndexIsRebuilt(t *testing.T) {
+	home, n := homeWithOneNote(t)
 	for _, damage := range []func(p string){
 		func(p string) { os.Remove(p); os.Remove(p + "-wal"); os.Remove(p + "-shm") },
 		func(p string) {
@@ -261,16 +268,10 @@ func damageIndex(t *testing.T, home, stmt string) {
 // Damage inside a healthy database file (a malformed posting list) fails
 // the search with a clear error, and the next open rebuilds the index.
 func TestDamagedPostingsAreRebuiltOnNextOpen(t *testing.T) {
-	home := t.TempDir()
-	s, _ := openHome(t, home)
-	n, _, err := s.Write(ctx, WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Body: "busy_timeout avoids lock errors"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	home, n := homeWithOneNote(t)
 	damageIndex(t, home, `UPDATE index_postings SET data = x'ff' WHERE term = 'lock'`)
 	s1, _ := openHome(t, home)
-	_, err = s1.Search(ctx, seedQuery, index.Filter{})
+	_, err := s1.Search(ctx, seedQuery, index.Filter{})
 	if !errors.Is(err, index.ErrCorrupt) || !strings.Contains(err.Error(), "reindex --full") {
 		t.Fatalf("search over damaged postings: %v", err)
 	}
