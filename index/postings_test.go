@@ -493,3 +493,51 @@ func TestPostingsRandomEdits(t *testing.T) {
 		t.Fatalf("only %d extra chunks seen: chunking not exercised", splits)
 	}
 }
+
+// When most notes ever indexed are gone, rowids are sparse and scores go
+// to a map instead of an array as long as the highest rowid; the ranking
+// and scores must not change.
+func TestSparseRowidsScoreLikeFTS5(t *testing.T) {
+	ix := openTemp(t)
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta")
+	var changes []Change
+	for i := 0; i < 1100; i++ {
+		nt := mk(note.TypeSemantic, fmt.Sprintf("n%d", i), words[i%8]+" "+words[(i/8)%8]+" "+words[(i*3)%8])
+		changes = append(changes, changeFor(nt))
+	}
+	growIndex(t, ix, changes, 200)
+	var gone []Change
+	for _, c := range changes[:1094] {
+		gone = append(gone, Change{File: c.File, Delete: true})
+	}
+	if _, err := ix.Apply(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := ix.loadStats(ctx, tx, []string{"alpha"})
+	tx.Rollback()
+	if err != nil || q.maxRowid <= 8*q.n+1024 {
+		t.Fatalf("rowids not sparse: %d notes, highest rowid %d (%v)", q.n, q.maxRowid, err)
+	}
+	for _, query := range []string{"alpha beta", "gamma delta theta", "zeta"} {
+		got, err := ix.Search(ctx, query, Filter{Limit: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ix.SeedSearch(ctx, query, Filter{Limit: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 || fmt.Sprint(ids(got)) != fmt.Sprint(ids(want)) {
+			t.Fatalf("%q: %v, seed %v", query, ids(got), ids(want))
+		}
+		for i := range got {
+			if got[i].Score != want[i].Score {
+				t.Errorf("%q: score %v, seed %v", query, got[i].Score, want[i].Score)
+			}
+		}
+	}
+}
