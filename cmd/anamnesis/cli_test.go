@@ -43,6 +43,32 @@ func anm(t *testing.T, home, stdin string, args ...string) result {
 	return runCmd(t, append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest"), stdin, args...)
 }
 
+// awaitDetached makes the test wait, before its temporary directories go,
+// for processes a hook started detached (a background sync or reindex)
+// on home: they outlive the hook by design, and one still writing
+// objects makes the directory's removal fail. It reads /proc (Linux).
+func awaitDetached(t *testing.T, home string) {
+	t.Cleanup(func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			busy := false
+			entries, _ := os.ReadDir("/proc")
+			for _, e := range entries {
+				cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+				if err == nil && strings.Contains(string(cmdline), home) {
+					busy = true
+					break
+				}
+			}
+			if !busy {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Errorf("a detached process on %s still runs 30 s after the test", home)
+	})
+}
+
 // runCmd runs the built binary with env and stdin and collects its
 // output and exit code; only a failure to start it fails the test.
 func runCmd(t *testing.T, env []string, stdin string, args ...string) result {

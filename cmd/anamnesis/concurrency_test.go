@@ -24,6 +24,7 @@ func stressSeconds() time.Duration {
 func TestEightProcessesOnOneHome(t *testing.T) {
 	hub := bareHub(t)
 	home := t.TempDir()
+	awaitDetached(t, home)
 	mustOK(t, anmRemote(t, home, "box", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "seed heron"))
 	deadline := time.Now().Add(stressSeconds())
 	var mu sync.Mutex

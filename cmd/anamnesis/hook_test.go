@@ -101,6 +101,7 @@ func ctx0() context.Context { return context.Background() }
 func TestSessionEndSyncsInTheBackground(t *testing.T) {
 	hub := bareHub(t)
 	home := t.TempDir()
+	awaitDetached(t, home)
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "b"))
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(tr, []byte(`{"type":"user","sessionId":"bg1","message":{"role":"user","content":"remember the heron deploy window"}}`+"\n"), 0o644)
@@ -132,6 +133,7 @@ func TestSessionEndSyncsInTheBackground(t *testing.T) {
 // in the background, and the next hook has memory again.
 func TestHookDefersAnIndexRebuild(t *testing.T) {
 	home := t.TempDir()
+	awaitDetached(t, home)
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Heron migration notes", "--body", "the heron flies south in autumn"))
 	db, err := sql.Open("sqlite", filepath.Join(home, "index.db"))
 	if err != nil {
