@@ -1,6 +1,6 @@
 # anamnesis — cross-machine memory for Claude Code.
 # make install   build and install the CLI (go install ./cmd/anamnesis)
-# make test      gofmt + go vet + every unit and CLI test (what .ci/run runs)
+# make test      gofmt + go vet + staticcheck + every unit and CLI test (what .ci/run runs)
 # make e2e       tests against the real Claude Code CLI, MCP Inspector and tailscaled (.ci/run runs it too)
 # make fuzz      a short run of every fuzz target (.ci/run runs it too)
 # make stress    long fault and load runs (killed syncs, 8 concurrent processes, fuzzing)
@@ -14,7 +14,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test e2e fuzz stress vet fmt-check bench bench-recall clean
+.PHONY: all build install test e2e fuzz stress vet lint fmt-check bench bench-recall clean
 
 all: build
 
@@ -32,7 +32,13 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: fmt-check vet
+# staticcheck at a pinned version, fetched through the module proxy on
+# first use (not a go.mod tool: its dependencies would move ours).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
+
+test: fmt-check vet lint
 	$(GO) test -count=1 ./...
 
 # A short run of every fuzz target (seeds are in the f.Add calls; go test

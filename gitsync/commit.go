@@ -140,16 +140,11 @@ func statFile(p string) (worktreeFile, []byte, error) {
 	return wf, nil, nil
 }
 
-// stage brings idx entries for the given paths in line with the worktree:
+// stageTouched brings idx entries for the given paths in line with the worktree:
 // changed content is written as blobs, missing files are removed, and
 // unchanged files only get their stat data refreshed. It reports whether
 // any entry's content changed and whether any entry changed at all (the
 // index then needs saving).
-func (g *Repo) stage(idx *index.Index, paths []string, known map[string]*index.Entry) (bool, error) {
-	changed, _, err := g.stageTouched(idx, paths, known)
-	return changed, err
-}
-
 func (g *Repo) stageTouched(idx *index.Index, paths []string, known map[string]*index.Entry) (changed, touched bool, err error) {
 	racyBefore := time.Now().Add(-2 * time.Second)
 	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {

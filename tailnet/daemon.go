@@ -108,7 +108,10 @@ func Status(ctx context.Context, d Daemon) (Self, []Peer, error) {
 	if st.BackendState != "Running" {
 		return Self{}, nil, fmt.Errorf("%w: Tailscale is %s on this machine; run `tailscale up` to log in", ErrNoTailnet, st.BackendState)
 	}
-	self := Self{Suffix: st.MagicDNSSuffix}
+	self := Self{}
+	if st.CurrentTailnet != nil {
+		self.Suffix = st.CurrentTailnet.MagicDNSSuffix
+	}
 	if st.Self != nil {
 		self.Name, self.User = st.Self.HostName, st.Self.UserID
 	}

@@ -5,9 +5,9 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +22,7 @@ var wordRE = regexp.MustCompile(`[A-Za-z]+`)
 func goWords(tb testing.TB) []string {
 	tb.Helper()
 	seen := map[string]bool{}
-	root := filepath.Join(runtime.GOROOT(), "src")
+	root := filepath.Join(goroot(tb), "src")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -393,4 +393,15 @@ func TestEachReusesBuffer(t *testing.T) {
 	if want := []string{"run", "dog", "run"}; !slices.Equal(got, want) {
 		t.Fatalf("got %q want %q", got, want)
 	}
+}
+
+// goroot asks the go command where its source tree is (runtime.GOROOT is
+// deprecated: it names the build machine's root, not this one's).
+func goroot(tb testing.TB) string {
+	tb.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		tb.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
