@@ -42,10 +42,13 @@ test: fmt-check vet lint
 	$(GO) test -count=1 ./...
 
 # A short run of every fuzz target (seeds are in the f.Add calls; go test
-# runs them as ordinary tests too). Budgets are execution counts, about 10 s
-# each on a 2-core machine: a duration -fuzztime can fail with a spurious
-# "context deadline exceeded" in Go 1.26's fuzz coordinator (golang/go#75804).
-# FUZZ_SCALE=12 runs each about 2 minutes; FUZZTIME=30s forces a duration.
+# runs them as ordinary tests too). Budgets are execution counts: a duration
+# -fuzztime can fail with a spurious "context deadline exceeded" in Go 1.26's
+# fuzz coordinator (golang/go#75804). Each target's wall time is printed; it
+# includes building the package and everything it imports with coverage
+# instrumentation, which is most of the time for targets whose package
+# imports Tailscale (CONTRIBUTING lists measured times).
+# FUZZ_SCALE=12 runs 12 times the executions; FUZZTIME=30s forces a duration.
 FUZZ_SCALE ?= 1
 FUZZTIME ?=
 FUZZ_TARGETS = FuzzParse:./note:150000 FuzzParseTranscript:./hooks:6000 FuzzMatchExpr:./index:80000 FuzzMerge3:./gitsync:120000 FuzzMergeNote:./gitsync:12000 FuzzEach:./internal/fts5token:15000 FuzzPostingsEdits:./index:4000
@@ -53,8 +56,9 @@ fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; n=$${rest#*:}; \
 		budget="$(FUZZTIME)"; [ -n "$$budget" ] || budget=$$((n * $(FUZZ_SCALE)))x; \
-		echo "fuzz $$name ($$pkg, $$budget)"; \
+		echo "fuzz $$name ($$pkg, $$budget)"; start=$$(date +%s); \
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $$budget $$pkg || exit 1; \
+		echo "fuzz $$name took $$(( $$(date +%s) - start )) s (instrumented build included)"; \
 	done
 
 # Heavy fault and load runs: 60 killed syncs, 60 s of 8 concurrent
