@@ -168,7 +168,8 @@ func mergeFrontmatter(base, win, lose *note.Note) *note.Note {
 	}
 	m.Tags = mergeSet(bn.Tags, win.Tags, lose.Tags, hb)
 	m.Supersedes = mergeSet(bn.Supersedes, win.Supersedes, lose.Supersedes, hb)
-	m.Extra = mergeExtra(bn.Extra, win.Extra, lose.Extra, hb)
+	m.Extra = mergeExtra(bn.Extra, win.Extra, lose.Extra)
+	m.Comments = mergeComments(bn.Comments, win.Comments, lose.Comments)
 	return &m
 }
 
@@ -223,7 +224,14 @@ func mergeSet(base, win, lose []string, hasBase bool) []string {
 	return out
 }
 
-func mergeExtra(base, win, lose []note.Field, hasBase bool) []note.Field {
+// mergeExtra merges the keys the note package does not model, key by
+// key, by value with YAML types: a side that only reformatted a value
+// (0.50 to 0.5) did not change it. A key only one side changed (added,
+// edited, removed) takes that side's version; a key both changed takes the
+// newer side's. A key neither changed keeps the text of the side that
+// changed its comments, if one did. Keys keep the newer side's order,
+// then the older side's additions.
+func mergeExtra(base, win, lose []note.Field) []note.Field {
 	get := func(fs []note.Field, k string) (note.Field, bool) {
 		for _, f := range fs {
 			if f.Key == k {
@@ -232,8 +240,8 @@ func mergeExtra(base, win, lose []note.Field, hasBase bool) []note.Field {
 		}
 		return note.Field{}, false
 	}
-	eq := func(x, y note.Field, okx, oky bool) bool {
-		return okx == oky && x.IsList == y.IsList && x.Value == y.Value && sameList(x.List, y.List)
+	changed := func(b note.Field, okb bool, x note.Field, okx bool) bool {
+		return okb != okx || (okx && !b.SameValue(x))
 	}
 	var keys []string
 	seen := map[string]bool{}
@@ -250,12 +258,43 @@ func mergeExtra(base, win, lose []note.Field, hasBase bool) []note.Field {
 		b, okb := get(base, k)
 		w, okw := get(win, k)
 		l, okl := get(lose, k)
+		wc, lc := changed(b, okb, w, okw), changed(b, okb, l, okl)
 		f, ok := w, okw
-		if hasBase && eq(b, w, okb, okw) {
-			f, ok = l, okl // only the older side changed it
+		switch {
+		case lc && !wc:
+			f, ok = l, okl
+		case !lc && !wc && okb && w.Text() == b.Text():
+			f, ok = l, okl
 		}
 		if ok {
 			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mergeComments merges the comment block before each key (and after the
+// last) as a unit: one side's edit wins over an untouched block, the
+// newer side's over the older's.
+func mergeComments(base, win, lose note.Comments) note.Comments {
+	pick := func(b, w, l []string) []string {
+		if sameList(w, b) {
+			return l
+		}
+		return w
+	}
+	out := note.Comments{End: pick(base.End, win.End, lose.End)}
+	for _, m := range []map[string][]string{win.Before, lose.Before} {
+		for k := range m {
+			if _, done := out.Before[k]; done {
+				continue
+			}
+			if lines := pick(base.Before[k], win.Before[k], lose.Before[k]); len(lines) > 0 {
+				if out.Before == nil {
+					out.Before = map[string][]string{}
+				}
+				out.Before[k] = lines
+			}
 		}
 	}
 	return out

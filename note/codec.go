@@ -47,8 +47,22 @@ func Parse(data []byte) (*Note, error) {
 	if !strings.HasPrefix(text, fmOpen) {
 		return nil, malformed("missing YAML frontmatter (the file must start with a --- line)")
 	}
+	front, body, ok := splitFront(text)
+	if !ok {
+		return nil, malformed("frontmatter is not closed by a --- line")
+	}
+	n, err := parseFrontmatter(front)
+	if err != nil {
+		return nil, err
+	}
+	n.Body = body
+	return n, nil
+}
+
+// splitFront cuts a note file (which starts with "---\n") into its
+// frontmatter and its body.
+func splitFront(text string) (front, body string, ok bool) {
 	rest := text[len(fmOpen):]
-	var front, body string
 	if strings.HasPrefix(rest, "---\n") {
 		front, body = "", rest[4:]
 	} else if i := strings.Index(rest, fmClose); i >= 0 {
@@ -56,15 +70,9 @@ func Parse(data []byte) (*Note, error) {
 	} else if strings.HasSuffix(rest, "\n---") {
 		front, body = rest[:len(rest)-3], ""
 	} else {
-		return nil, malformed("frontmatter is not closed by a --- line")
+		return "", "", false
 	}
-	body = strings.TrimSuffix(body, "\n")
-	n, err := parseFrontmatter(front)
-	if err != nil {
-		return nil, err
-	}
-	n.Body = body
-	return n, nil
+	return front, strings.TrimSuffix(body, "\n"), true
 }
 
 func invalidUTF8Offset(b []byte) int {
@@ -126,6 +134,7 @@ func parseFrontmatter(front string) (*Note, error) {
 		return nil, err
 	}
 	seen := map[string]bool{}
+	unknown := map[int]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
@@ -136,6 +145,10 @@ func parseFrontmatter(front string) (*Note, error) {
 			return nil, malformed("frontmatter key %q appears twice", key)
 		}
 		seen[key] = true
+		if !isKnownKey(key) {
+			unknown[i/2] = true
+			continue
+		}
 		if err := n.setField(key, v); err != nil {
 			return nil, err
 		}
@@ -151,6 +164,7 @@ func parseFrontmatter(front string) (*Note, error) {
 	if !ValidType(n.Type) {
 		return nil, malformed("type %q is not one of %s", n.Type, strings.Join(Types, ", "))
 	}
+	n.keepSource(front, root, unknown)
 	return n, nil
 }
 
@@ -246,34 +260,40 @@ func (n *Note) setField(key string, v *yaml.Node) error {
 			return err
 		}
 		n.Supersedes = l
-	default:
-		if !extraKey.MatchString(key) {
-			return nil // not a key this writer could emit safely; read, not kept
-		}
-		switch {
-		case v.Kind == yaml.ScalarNode && !isNull(v):
-			n.Extra = append(n.Extra, Field{Key: key, Value: v.Value})
-		case v.Kind == yaml.SequenceNode:
-			if l, err := stringList(key, v); err == nil {
-				n.Extra = append(n.Extra, Field{Key: key, List: l, IsList: true})
-			}
-		}
 	}
 	return nil
 }
 
 // Marshal renders a note exactly as the Python writer does:
 // "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) +
-// "---\n" + body + "\n".
+// "---\n" + body + "\n". Keys the note does not model follow, as their
+// source text, and whole-line comments stand before the key they preceded.
 func Marshal(n *Note) []byte {
 	var buf bytes.Buffer
 	buf.WriteString(fmOpen)
 	e := &emitter{buf: &buf, whitespace: true, indention: true}
+	var pending []string
+	// comments writes the comment lines that go before key, and those of
+	// keys left out before it (an empty prov_model).
+	comments := func(k string) {
+		pending = append(pending, n.Comments.Before[k]...)
+		for _, l := range pending {
+			if e.started {
+				buf.WriteByte('\n')
+			}
+			buf.WriteString(l)
+			e.started = true
+		}
+		pending = pending[:0]
+	}
+	skip := func(k string) { pending = append(pending, n.Comments.Before[k]...) }
 	str := func(k, v string) {
+		comments(k)
 		e.key(k)
 		e.scalar(v)
 	}
 	list := func(k string, l []string) {
+		comments(k)
 		e.key(k)
 		if len(l) == 0 {
 			e.buf.WriteString(" []")
@@ -294,26 +314,39 @@ func Marshal(n *Note) []byte {
 	str("user_id", n.UserID)
 	str("workspace_id", n.WorkspaceID)
 	str("prov_source", n.ProvSource)
+	comments("confidence")
 	e.key("confidence")
 	e.scalarTagged(pyFloatRepr(n.Confidence), true)
 	if n.ProvModel != "" {
 		str("prov_model", n.ProvModel)
+	} else {
+		skip("prov_model")
 	}
 	if n.ProvSession != "" {
 		str("prov_session", n.ProvSession)
+	} else {
+		skip("prov_session")
 	}
 	if len(n.Supersedes) > 0 {
 		list("supersedes", n.Supersedes)
+	} else {
+		skip("supersedes")
 	}
 	str("created_at", n.CreatedAt)
 	str("updated_at", n.UpdatedAt)
 	list("tags", n.Tags)
 	for _, f := range n.Extra {
-		if f.IsList {
-			list(f.Key, f.List)
-		} else {
-			str(f.Key, f.Value)
+		if f.text == "" || isKnownKey(f.Key) {
+			continue // a Field not made by this package; nothing to write
 		}
+		comments(f.Key)
+		buf.WriteByte('\n')
+		buf.WriteString(f.text)
+	}
+	pending = append(pending, n.Comments.End...)
+	for _, l := range pending {
+		buf.WriteByte('\n')
+		buf.WriteString(l)
 	}
 	buf.WriteString("\n---\n")
 	buf.WriteString(n.Body)

@@ -64,39 +64,36 @@ type Note struct {
 	UpdatedAt   string
 	Tags        []string
 	// Extra keeps frontmatter keys this package does not know (such as
-	// conflict_of on merge conflict copies) so a rewrite does not drop them.
+	// conflict_of on merge conflict copies, or a user's own keys) with
+	// their YAML source text, so a rewrite writes them back unchanged.
 	Extra []Field
-	Body  string
+	// Comments keeps the frontmatter's whole-line comments (see Comments).
+	Comments Comments
+	Body     string
 }
 
-// Field is a frontmatter key outside the known set. Only scalars and lists
-// of scalars are kept; other shapes are read but not preserved.
-type Field struct {
-	Key    string
-	Value  string
-	List   []string
-	IsList bool
-}
-
-// ExtraValue returns the scalar value of an extra frontmatter key.
+// ExtraValue returns the value of an extra frontmatter key that holds a
+// single non-null scalar.
 func (n *Note) ExtraValue(key string) (string, bool) {
 	for _, f := range n.Extra {
-		if f.Key == key && !f.IsList {
-			return f.Value, true
+		if f.Key == key && f.isScalar {
+			return f.scalar, true
 		}
 	}
 	return "", false
 }
 
-// SetExtra sets (or replaces) a scalar extra frontmatter key.
+// SetExtra sets (or replaces) an extra frontmatter key to a string value,
+// written as PyYAML would write it.
 func (n *Note) SetExtra(key, value string) {
-	for i, f := range n.Extra {
-		if f.Key == key {
-			n.Extra[i] = Field{Key: key, Value: value}
+	f := stringField(key, value)
+	for i, g := range n.Extra {
+		if g.Key == key {
+			n.Extra[i] = f
 			return
 		}
 	}
-	n.Extra = append(n.Extra, Field{Key: key, Value: value})
+	n.Extra = append(n.Extra, f)
 }
 
 var idPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$`)
