@@ -309,25 +309,39 @@ func (s *Store) readChange(t note.Tree, rel string) index.Change {
 
 // Get returns the note with id, read fresh from its file.
 func (s *Store) Get(ctx context.Context, id string) (*note.Note, string, error) {
+	n, path, _, err := s.GetFile(ctx, id)
+	return n, path, err
+}
+
+// GetFile is Get that also returns the file's bytes as they are on disk
+// (`show` prints them: a re-rendering would reorder and requote keys).
+func (s *Store) GetFile(ctx context.Context, id string) (*note.Note, string, []byte, error) {
 	if !note.ValidID(id) {
-		return nil, "", fmt.Errorf("%q: %w", id, ErrInvalidID)
+		return nil, "", nil, fmt.Errorf("%q: %w", id, ErrInvalidID)
 	}
 	h, err := s.ix.Get(ctx, id)
 	if errors.Is(err, index.ErrNotFound) {
-		return nil, "", fmt.Errorf("%s: %w", id, ErrNotFound)
+		return nil, "", nil, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	scope, rel, _ := note.SplitHomePath(h.Path)
-	ch := s.readChange(s.tree(scope), rel)
-	if ch.Note == nil {
-		return nil, "", fmt.Errorf("note %s is indexed from %s, but that file cannot be read now (%s); run `anamnesis reindex`", id, h.Path, ch.File.Error)
+	t := s.tree(scope)
+	data, _, err := t.ReadFile(rel)
+	var n *note.Note
+	if err == nil {
+		n, err = note.Parse(data)
 	}
-	if ch.Note.ID != id {
-		return nil, "", fmt.Errorf("note %s is indexed from %s, which now holds note %s; run `anamnesis reindex`", id, h.Path, ch.Note.ID)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("note %s is indexed from %s, but that file cannot be read now (%s); run `anamnesis reindex`",
+			id, h.Path, strings.TrimPrefix(err.Error(), note.ErrMalformed.Error()+": "))
 	}
-	return ch.Note, h.Path, nil
+	if n.ID != id {
+		return nil, "", nil, fmt.Errorf("note %s is indexed from %s, which now holds note %s; run `anamnesis reindex`", id, h.Path, n.ID)
+	}
+	n.Scope = t.Scope // the tree decides
+	return n, h.Path, data, nil
 }
 
 // Search ranks notes against free text (see index.Search).

@@ -144,7 +144,7 @@ func showCommand() *cli.Command {
 				return usagef("%q is not a note id (ids are letters, digits, - and _)", id)
 			}
 			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
-				n, path, err := s.Get(ctx, id)
+				n, path, data, err := s.GetFile(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -152,7 +152,7 @@ func showCommand() *cli.Command {
 					h := index.Hit{Note: *n, Path: path}
 					return printJSON(c.App.Writer, toJSON(h, false))
 				}
-				_, err = c.App.Writer.Write(note.Marshal(n))
+				_, err = c.App.Writer.Write(data)
 				return err
 			})
 		},
