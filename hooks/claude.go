@@ -283,6 +283,16 @@ func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResu
 	title, body := Summarize(sess)
 	title, body = Redact(title), Redact(body)
 	project := ProjectKey(cwd, env.UserHome)
+	// Titles and projects refuse control characters; a prompt's first line
+	// (or a directory name) may hold a tab or an escape, which must not
+	// cost the session its note.
+	title, project = note.StripControls(title), note.StripControls(project)
+	if title == "" {
+		title = "Session summary"
+	}
+	if project == "" {
+		project = note.DefaultProject
+	}
 	tags := []string{"session", source}
 	if sess.SessionID != "" {
 		if id, err := env.Store.Index().FindSession(ctx, sess.SessionID); err != nil {

@@ -204,3 +204,40 @@ func TestCaptureWritesOneNotePerSession(t *testing.T) {
 }
 
 func anamnesisFilterEpisodic() index.Filter { return index.Filter{Type: note.TypeEpisodic} }
+
+// TestCaptureTitleWithControlCharacters: a session whose first prompt
+// holds a tab and a terminal escape is still captured (titles refuse
+// control characters), with those characters turned into spaces.
+func TestCaptureTitleWithControlCharacters(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "demo")
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	lines := []map[string]any{
+		{"type": "user", "cwd": cwd, "sessionId": "ctl", "message": map[string]any{"role": "user", "content": "fix\tthe \x1b[31mbuild\x1b[0m \u202eplease"}},
+		{"type": "assistant", "cwd": cwd, "sessionId": "ctl", "message": map[string]any{"role": "assistant",
+			"content": []map[string]any{{"type": "text", "text": "The build is fixed: the linker flag was missing from the release target."}}}},
+	}
+	var buf strings.Builder
+	for _, l := range lines {
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := os.WriteFile(p, []byte(buf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Capture(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "ctl", TranscriptPath: p, Cwd: cwd}, "session-end")
+	if err != nil || r.ID == "" {
+		t.Fatalf("capture: %+v %v", r, err)
+	}
+	n, _, err := s.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, bad := note.ControlIn(n.Title + n.Project); bad || n.Title != "fix the  [31mbuild [0m  please" {
+		t.Errorf("title %q (control %U)", n.Title, c)
+	}
+}

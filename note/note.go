@@ -148,6 +148,11 @@ func (n *Note) Validate() error {
 	if c := utf8.RuneCountInString(n.Title); c > MaxTitle {
 		return fmt.Errorf("title is %d characters; a title is one line of at most %d (put the rest in the body)", c, MaxTitle)
 	}
+	for _, f := range [...]struct{ name, value string }{{"title", n.Title}, {"project", n.Project}} {
+		if r, ok := ControlIn(f.value); ok {
+			return fmt.Errorf("%s contains the control character %s (%s); a %s is one line of visible text", f.name, Escape(string(r)), fmt.Sprintf("%U", r), f.name)
+		}
+	}
 	if !ValidScope(n.Scope) {
 		return fmt.Errorf("scope %q is not %s or %s", n.Scope, ScopePortable, ScopeMachineLocal)
 	}
