@@ -152,7 +152,7 @@ func showCommand() *cli.Command {
 					h := index.Hit{Note: *n, Path: path}
 					return printJSON(c.App.Writer, toJSON(h, false))
 				}
-				_, err = c.App.Writer.Write(data)
+				_, err = rawWriter(c.App.Writer).Write(data)
 				return err
 			})
 		},

@@ -36,6 +36,7 @@ func main() {
 // run executes the CLI and returns the process exit code: 0 success,
 // 1 failure, 2 bad usage (including values no note can have).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stdout, stderr = &visibleWriter{w: stdout}, &visibleWriter{w: stderr, keepCR: true}
 	app := newApp(stdin, stdout, stderr)
 	err := app.RunContext(ctx, flagsFirst(app, args))
 	if err == nil {

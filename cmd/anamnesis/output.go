@@ -4,12 +4,56 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
 )
+
+// visibleWriter is the one place the CLI's printouts pass through: it
+// shows control characters escaped (note.EscapeText), because titles,
+// projects, bodies and file names come from other machines that may not
+// refuse them, and a terminal obeys them (clear the screen, retitle the
+// window, reverse a line). Newlines and tabs pass; carriage returns pass
+// on stderr, where progress lines redraw themselves. The escapes are
+// JSON's, so --json output stays JSON with the same strings.
+type visibleWriter struct {
+	w      io.Writer
+	keepCR bool
+}
+
+func (v *visibleWriter) Write(p []byte) (int, error) {
+	s := string(p)
+	var out string
+	if v.keepCR && strings.Contains(s, "\r") {
+		parts := strings.Split(s, "\r")
+		for i := range parts {
+			parts[i] = note.EscapeText(parts[i])
+		}
+		out = strings.Join(parts, "\r")
+	} else {
+		out = note.EscapeText(s)
+	}
+	if _, err := io.WriteString(v.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// rawWriter is where bytes meant to be exact go (show of a note file to a
+// pipe): the writer under w's escaping, unless it is a terminal.
+func rawWriter(w io.Writer) io.Writer {
+	if v, ok := w.(*visibleWriter); ok {
+		if f, ok := v.w.(*os.File); ok && isTerminal(f) {
+			return w
+		}
+		return v.w
+	}
+	return w
+}
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
 
