@@ -233,11 +233,46 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string
 	if err := n.Validate(); err != nil {
 		return nil, "", invalidError{err}
 	}
+	if err := s.checkSuperseded(ctx, n.Supersedes); err != nil {
+		return nil, "", err
+	}
 	path, err := s.put(ctx, n)
 	if err != nil {
 		return nil, "", err
 	}
 	return n, path, nil
+}
+
+// checkSuperseded refuses ids no note has: a mistyped id would hide
+// nothing and leave the old note in every search while the user thinks it
+// is replaced. A note counts if the index knows it or its file is on disk
+// at <type>/<id>.md (written since the last reindex).
+func (s *Store) checkSuperseded(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		_, err := s.ix.Get(ctx, id)
+		if err == nil {
+			continue
+		}
+		if s.noteFileExists(id) {
+			continue
+		}
+		if !errors.Is(err, index.ErrNotFound) {
+			return fmt.Errorf("look up superseded note %s: %w", id, err)
+		}
+		return invalidf("supersedes: no note has the id %s (`anamnesis list` shows the ids)", id)
+	}
+	return nil
+}
+
+func (s *Store) noteFileExists(id string) bool {
+	for _, t := range []note.Tree{s.memory, s.local} {
+		for _, typ := range note.Types {
+			if _, err := os.Stat(t.Path(typ + "/" + id + ".md")); err == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // put writes n into its scope's tree and indexes the file. It returns the

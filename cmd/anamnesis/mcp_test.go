@@ -126,6 +126,7 @@ func TestMCPErrorsAreToolErrors(t *testing.T) {
 		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "scope": "world"}, "scope"},
 		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "supersedes": []string{"a/b"}}, "supersedes"},
 		{"memory_write", map[string]any{"type": "semantic", "body": "b"}, "title"},
+		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "supersedes": []string{"01N0SUCHN0TE00000000000000"}}, "supersedes: no note has the id"},
 		{"memory_write", map[string]any{"type": "semantic", "title": "clear [2J", "body": "b"}, "title contains the control character"},
 		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "project": "p‮"}, "project contains the control character"},
 		{"memory_write", map[string]any{"type": 7, "title": "t", "body": "b"}, "type"},
