@@ -176,17 +176,20 @@ func renderNotes(notes []index.Hit, budget int) (string, []string) {
 	return b.String(), ids
 }
 
+// renderNote shows control characters escaped (note.Escape): notes come
+// from machines that may not refuse them, and Claude Code can print what
+// a hook injects.
 func renderNote(h index.Hit) string {
-	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", h.Project, h.MachineID, dateOf(h.UpdatedAt), h.ID)
+	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", note.Escape(h.Project), note.Escape(h.MachineID), dateOf(h.UpdatedAt), h.ID)
 	if h.ProvSource != note.DefaultProvSource || h.Confidence < 1.0 {
 		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
 	}
 	if v, ok := conflictOf(h); ok {
 		meta += " | conflict copy of " + v
 	}
-	out := fmt.Sprintf("\n## [%s] %s\n%s_\n", h.Type, h.Title, meta)
+	out := fmt.Sprintf("\n## [%s] %s\n%s_\n", h.Type, note.Escape(h.Title), meta)
 	if body := strings.TrimSpace(h.Body); body != "" {
-		out += "\n" + body + "\n"
+		out += "\n" + note.EscapeText(body) + "\n"
 	}
 	return out
 }

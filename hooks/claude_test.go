@@ -241,3 +241,30 @@ func TestCaptureTitleWithControlCharacters(t *testing.T) {
 		t.Errorf("title %q (control %U)", n.Title, c)
 	}
 }
+
+// TestInjectedNotesShowControlCharactersEscaped: a note from a machine
+// that does not refuse terminal escapes is injected with them escaped.
+func TestInjectedNotesShowControlCharactersEscaped(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "demo")
+	src := "---\nid: 01EV1LN0TE0000000000000000\ntype: semantic\ntitle: \"heron \\e[2J \\u202Egnp\"\nproject: demo\n" +
+		"created_at: '2026-01-01T00:00:00+00:00'\nupdated_at: '2026-01-01T00:00:00+00:00'\n---\nbody \x1b]0;pwned\x07 text\n"
+	p := filepath.Join(s.Home(), "memory", "semantic", "01EV1LN0TE0000000000000000.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := SessionStart(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "s1", Cwd: cwd, Source: "startup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := context_(t, out, "SessionStart")
+	if strings.ContainsAny(c, "\x1b\x07\u202e") || !strings.Contains(c, `heron \u001b[2J \u202egnp`) || !strings.Contains(c, `body \u001b]0;pwned\u0007 text`) {
+		t.Errorf("injected note not escaped:\n%q", c)
+	}
+}
