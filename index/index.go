@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,8 +18,17 @@ import (
 )
 
 // ErrCorrupt means the file at the index path is not a usable SQLite
-// database. The index is derived data: callers delete it and rebuild.
+// database, or some of its pages are damaged (a torn write, a bad disk).
+// The index is derived data: callers rebuild it from the note files.
 var ErrCorrupt = errors.New("index database is corrupt")
+
+// ErrBusy means another process kept the index's write lock for longer
+// than the busy timeout.
+var ErrBusy = errors.New("index database is busy")
+
+// ErrReadOnly means the index cannot be written: its file or directory is
+// read-only, or it was opened with OpenReadOnly.
+var ErrReadOnly = errors.New("index database is read-only")
 
 // ErrNotFound is returned by Get for an id the index does not hold.
 var ErrNotFound = errors.New("note not found")
@@ -38,6 +49,7 @@ const (
 type Index struct {
 	db   *sql.DB
 	path string
+	busy time.Duration // the busy timeout, for error messages
 
 	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
@@ -88,7 +100,7 @@ func OpenWait(ctx context.Context, path string, busy time.Duration) (ix *Index, 
 	if err != nil {
 		return nil, false, fmt.Errorf("open index %s: %w", path, err)
 	}
-	ix = &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
+	ix = &Index{db: db, path: path, busy: busy, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
 	defer func() {
 		if err != nil {
 			db.Close()
@@ -104,14 +116,107 @@ func OpenWait(ctx context.Context, path string, busy time.Duration) (ix *Index, 
 	return ix, needsRebuild, nil
 }
 
-// wrap classifies SQLite errors: corruption becomes ErrCorrupt so the
-// caller can rebuild instead of failing forever.
-func (ix *Index) wrap(op string, err error) error {
+// OpenReadOnly opens an existing index without writing anything next to
+// it, for a home on a read-only file system: SQLite cannot create the
+// WAL's shared-memory file there, so the file is opened immutable (no
+// locks, the WAL not consulted; nobody can be writing it). needsRebuild
+// reports an index of another schema version or one marked for a rebuild.
+func OpenReadOnly(ctx context.Context, path string) (ix *Index, needsRebuild bool, err error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, false, fmt.Errorf("open index %s: %w", path, err)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("immutable", "1")
+	q.Add("_pragma", "cache_size(-16000)")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, false, fmt.Errorf("open index %s: %w", path, err)
+	}
+	ix = &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
+	needsRebuild, err = ix.NeedsRebuild(ctx)
+	if err != nil {
+		db.Close()
+		return nil, false, err
+	}
+	return ix, needsRebuild, nil
+}
+
+// NeedsRebuild reports whether the index must be rebuilt from the files
+// before it can answer: another schema version, or the needs_rebuild
+// mark (a new file, an interrupted rebuild, damage found by a search).
+// Another process may have rebuilt it since this one opened it.
+func (ix *Index) NeedsRebuild(ctx context.Context) (bool, error) {
+	version, err := ix.meta(ctx, metaSchema)
+	if errors.Is(err, sql.ErrNoRows) || err != nil && strings.Contains(err.Error(), "no such table") {
+		return true, nil
+	}
+	if err != nil {
+		return false, ix.wrap("read", err)
+	}
+	if version != SchemaVersion {
+		return true, nil
+	}
+	flag, err := ix.meta(ctx, metaNeedsRebuild)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, ix.wrap("read", err)
+	}
+	return flag == "1", nil
+}
+
+// IsCorrupt reports whether err means damage to the index database,
+// whether or not it went through wrap: queries that scan tables can meet
+// a damaged page anywhere, long after the file opened cleanly.
+func IsCorrupt(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrCorrupt) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-			return fmt.Errorf("%s index %s: %w (%v)", op, ix.path, ErrCorrupt, err)
+			return true
+		}
+	}
+	return false
+}
+
+// Explain gives a SQLite error that reached a caller unclassified the
+// same wording wrap gives, so no raw "(5)" or "(14)" reaches the user.
+func (ix *Index) Explain(err error) error {
+	if err == nil || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrBusy) || errors.Is(err, ErrReadOnly) {
+		return err
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	return ix.wrap("use", err)
+}
+
+// wrap classifies SQLite errors: corruption becomes ErrCorrupt so the
+// caller can rebuild instead of failing forever; a timeout on the write
+// lock becomes ErrBusy, a write refused by the file system ErrReadOnly,
+// each with a sentence instead of SQLite's code.
+func (ix *Index) wrap(op string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("%s index %s: %w (damaged pages)", op, ix.path, ErrCorrupt)
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%s index %s: %w (not a SQLite database)", op, ix.path, ErrCorrupt)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("%s index %s: %w: another anamnesis process kept it locked for more than %s", op, ix.path, ErrBusy, ix.busy)
+		case sqlite3.SQLITE_READONLY:
+			return fmt.Errorf("%s index %s: %w", op, ix.path, ErrReadOnly)
+		case sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("%s index %s: cannot open the file (is %s missing or not writable?)", op, ix.path, filepath.Dir(ix.path))
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%s index %s: the disk is full", op, ix.path)
 		}
 	}
 	return fmt.Errorf("%s index %s: %w", op, ix.path, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"math"
 	"regexp"
 	"sort"
@@ -506,6 +507,11 @@ func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
 		hits, _, err := ix.load(ctx, tx, rowids[:n])
 		if err != nil {
 			return nil, err
+		}
+		if len(hits) != n {
+			// The rowids came from the same table in the same snapshot:
+			// rows that cannot be found again sit on damaged pages.
+			return nil, fmt.Errorf("list index %s: %w (%d of %d listed notes cannot be read)", ix.path, ErrCorrupt, n-len(hits), n)
 		}
 		out = append(out, hits...)
 		rowids = rowids[n:]
