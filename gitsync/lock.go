@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -25,8 +26,21 @@ type Lock struct {
 // LockPath is the lock file inside a repository's .git directory.
 func LockPath(gitDir string) string { return filepath.Join(gitDir, "anamnesis.lock") }
 
+// What a lock holder records it is doing, so that a process waiting for
+// the lock can say truthfully whom it waits for.
+const (
+	PurposeSync  = "sync"
+	PurposeWrite = "write" // committing one note right after it was written
+)
+
 // Acquire takes the lock, polling until wait has passed or ctx ends.
 func Acquire(ctx context.Context, gitDir string, wait time.Duration) (*Lock, error) {
+	return AcquireAs(ctx, gitDir, wait, "")
+}
+
+// AcquireAs is Acquire recording purpose (PurposeSync, PurposeWrite, or
+// "" for anything else) beside the holder's pid.
+func AcquireAs(ctx context.Context, gitDir string, wait time.Duration, purpose string) (*Lock, error) {
 	p := LockPath(gitDir)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -36,9 +50,10 @@ func Acquire(ctx context.Context, gitDir string, wait time.Duration) (*Lock, err
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			// Record the holder for `anamnesis doctor`; informational only.
-			f.Truncate(0)
-			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			// Record the holder for `anamnesis doctor` and for waiters;
+			// informational only. One fixed-width write, no truncate, so a
+			// reader never finds the file empty.
+			f.WriteAt([]byte(fmt.Sprintf("%-31s\n", strings.TrimSpace(strconv.Itoa(os.Getpid())+" "+purpose))), 0)
 			return &Lock{f: f}, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
@@ -72,23 +87,39 @@ func (l *Lock) Release() error {
 // Holder reports the pid written by the current or last holder and
 // whether the lock is held right now.
 func Holder(gitDir string) (pid int, held bool, err error) {
+	pid, _, held, err = HolderAs(gitDir)
+	return pid, held, err
+}
+
+// HolderAs is Holder with the purpose the holder recorded ("" if none).
+func HolderAs(gitDir string) (pid int, purpose string, held bool, err error) {
 	p := LockPath(gitDir)
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return 0, false, nil
+		return 0, "", false, nil
 	}
 	if err != nil {
-		return 0, false, fmt.Errorf("open lock %s: %w", p, err)
+		// On a read-only file system; flock works on a read-only file too.
+		f, err = os.Open(p)
+	}
+	if err != nil {
+		return 0, "", false, fmt.Errorf("open lock %s: %w", p, err)
 	}
 	defer f.Close()
-	buf := make([]byte, 32)
+	buf := make([]byte, 64)
 	n, _ := f.ReadAt(buf, 0)
-	pid, _ = strconv.Atoi(string(trimSpace(buf[:n])))
+	fields := strings.Fields(string(trimSpace(buf[:n])))
+	if len(fields) > 0 {
+		pid, _ = strconv.Atoi(fields[0])
+	}
+	if len(fields) > 1 {
+		purpose = fields[1]
+	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return pid, true, nil
+		return pid, purpose, true, nil
 	}
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return pid, false, nil
+	return pid, purpose, false, nil
 }
 
 func trimSpace(b []byte) []byte {

@@ -57,7 +57,7 @@ type Report struct {
 func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 	opts.defaults()
 	rep := Report{Remote: opts.Remote, ConflictCopies: []string{}}
-	lock, err := Acquire(ctx, g.gitDir, opts.LockWait)
+	lock, err := AcquireAs(ctx, g.gitDir, opts.LockWait, PurposeSync)
 	if err != nil {
 		return rep, err
 	}
