@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
+	"github.com/anamnesis-memory/anamnesis/index"
 )
 
 // Check states reported by Doctor.
@@ -27,20 +28,47 @@ type Check struct {
 	Fix    string   `json:"fix,omitempty"`
 }
 
+// fixDamage is the advice for a damaged index (doctor --fix rebuilds it).
+const fixDamage = "run `anamnesis doctor --fix` (or `anamnesis reindex --full`): the index is rebuilt from the note files"
+
 // Doctor inspects the store without changing it and explains what it
-// finds: writable trees, whether the index agrees with the files, and
-// note files that cannot be indexed.
+// finds: writable trees, damage to the index file, whether the index
+// agrees with the files, and note files that cannot be indexed. Every
+// error it meets is reported as a finding; none is skipped.
 func Doctor(ctx context.Context, s *Store) []Check {
 	var out []Check
 	for _, t := range []struct{ name, dir string }{{"memory tree", s.memory.Root}, {"local tree", s.local.Root}} {
 		out = append(out, writableCheck(t.name, t.dir))
 	}
+	problem := func(name string, err error, fix string) Check {
+		if index.IsCorrupt(err) {
+			fix = fixDamage
+		}
+		return Check{Name: name, State: CheckProblem, Detail: s.ix.Explain(err).Error(), Fix: fix}
+	}
 
-	changes, err := s.Plan(ctx)
+	switch problems, err := s.ix.IntegrityCheck(ctx); {
+	case index.IsCorrupt(err):
+		out = append(out, Check{Name: "index integrity", State: CheckProblem,
+			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check stopped at a damaged page", s.ix.Path()), Fix: fixDamage})
+	case err != nil:
+		out = append(out, problem("index integrity", err, fixDamage))
+	case len(problems) > 0:
+		out = append(out, Check{Name: "index integrity", State: CheckProblem,
+			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check found %d problems", s.ix.Path(), len(problems)),
+			Items:  problems, Fix: fixDamage})
+	default:
+		out = append(out, Check{Name: "index integrity", State: CheckOK, Detail: "SQLite's quick_check finds no damage"})
+	}
+
+	// Unguarded: doctor reports damage instead of repairing it.
+	changes, err := s.plan(ctx)
+	st, statsErr := s.ix.Stats(ctx)
 	switch {
 	case err != nil:
-		out = append(out, Check{Name: "index", State: CheckProblem, Detail: err.Error(),
-			Fix: "delete " + filepath.Join(s.home, IndexFile) + " and run `anamnesis reindex --full`"})
+		out = append(out, problem("index", err, "run `anamnesis reindex --full`"))
+	case statsErr != nil:
+		out = append(out, problem("index", statsErr, "run `anamnesis reindex --full`"))
 	default:
 		var changed, gone int
 		for _, ch := range changes {
@@ -52,7 +80,6 @@ func Doctor(ctx context.Context, s *Store) []Check {
 				changed++
 			}
 		}
-		st, _ := s.ix.Stats(ctx)
 		if n := changed + gone; n == 0 {
 			out = append(out, Check{Name: "index", State: CheckOK, Detail: fmt.Sprintf("agrees with the note files (%d notes)", st.Total)})
 		} else {
@@ -64,8 +91,7 @@ func Doctor(ctx context.Context, s *Store) []Check {
 
 	switch rep, err := s.ix.CheckPostings(ctx); {
 	case err != nil:
-		out = append(out, Check{Name: "search postings", State: CheckProblem, Detail: err.Error(),
-			Fix: "run `anamnesis reindex --full`"})
+		out = append(out, problem("search postings", err, "run `anamnesis reindex --full`"))
 	case rep.Differ > 0 || !rep.TotalOK:
 		d := fmt.Sprintf("disagree with FTS5 for %d tokens", rep.Differ)
 		if !rep.TotalOK {
@@ -84,10 +110,14 @@ func Doctor(ctx context.Context, s *Store) []Check {
 			Fix:    "merge each copy into the note named by its conflict_of, then delete the copy (or ask Claude to)"})
 	} else if err == nil {
 		out = append(out, Check{Name: "conflict copies", State: CheckOK, Detail: "none waiting"})
+	} else {
+		out = append(out, problem("conflict copies", err, "run `anamnesis reindex --full`"))
 	}
 
 	bad, err := s.ix.BadFiles(ctx)
-	if err == nil {
+	if err != nil {
+		out = append(out, problem("note files", err, "run `anamnesis reindex --full`"))
+	} else {
 		if len(bad) == 0 {
 			out = append(out, Check{Name: "note files", State: CheckOK, Detail: "every note file parses"})
 		} else {
@@ -112,9 +142,16 @@ func SyncChecks(ctx context.Context, s *Store) []Check {
 	if _, err := os.Stat(gitDir); err != nil {
 		return []Check{{Name: "git", State: CheckWarn, Detail: "memory/ is not a git repository yet", Fix: "run `anamnesis init` or `anamnesis sync`"}}
 	}
-	if pid, held, err := gitsync.Holder(gitDir); err == nil {
+	if pid, purpose, held, err := gitsync.HolderAs(gitDir); err == nil {
 		if held {
-			out = append(out, Check{Name: "sync lock", State: CheckWarn, Detail: fmt.Sprintf("held by process %d (a sync is running)", pid),
+			what := "another anamnesis process"
+			switch purpose {
+			case gitsync.PurposeSync:
+				what = "a sync"
+			case gitsync.PurposeWrite:
+				what = "a write committing its note"
+			}
+			out = append(out, Check{Name: "sync lock", State: CheckWarn, Detail: fmt.Sprintf("held by process %d (%s)", pid, what),
 				Fix: "wait for it; the lock is released when that process exits, even if it crashes"})
 		} else {
 			out = append(out, Check{Name: "sync lock", State: CheckOK, Detail: "free (a lock is released by the kernel when its holder dies, so it is never stale)"})
@@ -186,16 +223,39 @@ func FixStaleGitLocks(ctx context.Context, s *Store) ([]string, error) {
 	return removed, nil
 }
 
-// FixIndex rebuilds the index from the note files when its search
-// postings disagree with FTS5 (what the "search postings" check reports),
-// and says whether it did. It is the other half of `doctor --fix`.
-func FixIndex(ctx context.Context, s *Store) (bool, error) {
-	rep, err := s.ix.CheckPostings(ctx)
-	if err == nil && rep.Differ == 0 && rep.TotalOK {
-		return false, nil
+// FixIndex rebuilds the index from the note files when it is damaged
+// (SQLite's integrity check finds problems, or reading it fails with
+// damage) or its search postings disagree with FTS5, and says why it did
+// ("" when nothing needed it). It is the other half of `doctor --fix`.
+func FixIndex(ctx context.Context, s *Store) (string, error) {
+	damaged := "it was damaged"
+	reason := ""
+	if problems, err := s.ix.IntegrityCheck(ctx); err != nil || len(problems) > 0 {
+		reason = damaged
+	} else if _, err := s.plan(ctx); index.IsCorrupt(err) {
+		reason = damaged
+	} else if rep, err := s.ix.CheckPostings(ctx); index.IsCorrupt(err) {
+		reason = damaged
+	} else if err != nil || rep.Differ > 0 || !rep.TotalOK {
+		reason = "its search postings disagreed with FTS5"
+	}
+	if reason == "" {
+		return "", nil
+	}
+	if reason == damaged {
+		// A fresh file: rebuilding in place would reuse damaged pages.
+		lock, err := s.lockRebuild(ctx)
+		if err != nil {
+			return "", err
+		}
+		defer lock.Release()
+		if _, err := s.repairLocked(ctx, false); err != nil {
+			return "", fmt.Errorf("rebuild the index: %w", err)
+		}
+		return reason, nil
 	}
 	if _, err := s.Rebuild(ctx); err != nil {
-		return false, fmt.Errorf("rebuild the index: %w", err)
+		return "", fmt.Errorf("rebuild the index: %w", err)
 	}
-	return true, nil
+	return reason, nil
 }

@@ -69,22 +69,70 @@ func (s *Store) readChanges(ctx context.Context, files []located) ([]index.Chang
 	return out, err
 }
 
-// Rebuild drops the index and rebuilds it from every note file.
+// Rebuild drops the index and rebuilds it from every note file. One
+// rebuild runs at a time: a second waits for the first. A damaged index
+// is replaced by a new one (see repairLocked).
 func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
-	var files []located
-	if err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
-		files = append(files, located{t, e.Rel})
-		return nil
-	}); err != nil {
+	lock, err := s.lockRebuild(ctx)
+	if err != nil {
 		return ReconcileReport{}, err
 	}
-	// Read chunk i+1 on the other cores while chunk i is written; order is
-	// kept so duplicate ids resolve as the walk orders them.
+	defer lock.Release()
+	res, err := s.rebuildInto(ctx, s.ix)
+	if index.IsCorrupt(err) {
+		return s.repairLocked(ctx, true)
+	}
+	if err != nil {
+		return ReconcileReport{}, s.ix.Explain(err)
+	}
+	return s.report(ctx, res)
+}
+
+// rebuildInto replaces ix's content with every note file and records
+// memory/'s HEAD as indexed. The caller holds the rebuild lock (or ix is
+// private to it).
+func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result, error) {
+	res, err := ix.RebuildFrom(ctx, func(yield func(index.Change) error) error {
+		// The files are listed inside the rebuild's write transaction. A
+		// write that indexed its note before the transaction began had
+		// written the file first, so the listing holds it; a write after
+		// it applies on top of the new tables. (Listing before the
+		// transaction lost such notes: the rebuild replaced the tables
+		// they had just been indexed into.)
+		var files []located
+		if err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
+			files = append(files, located{t, e.Rel})
+			return nil
+		}); err != nil {
+			return err
+		}
+		return s.produceChanges(ctx, files, yield)
+	})
+	if err != nil {
+		return res, err
+	}
+	// The rebuild read the worktree, which holds at least HEAD.
+	if head, err := s.memoryHead(); err == nil && !head.IsZero() {
+		if err := ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String()); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// produceChanges reads files and yields their changes in order, reading
+// chunk i+1 on the other cores while chunk i is written (order is kept
+// so duplicate ids resolve as the walk orders them).
+func (s *Store) produceChanges(ctx context.Context, files []located, yield func(index.Change) error) error {
 	const chunk = 256
 	chunks := make(chan []index.Change, 2)
 	readErr := make(chan error, 1)
 	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	defer func() {
+		cancel()
+		for range chunks { // let the reader finish
+		}
+	}()
 	go func() {
 		defer close(chunks)
 		for i := 0; i < len(files); i += chunk {
@@ -101,40 +149,41 @@ func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
 			}
 		}
 	}()
-	res, err := s.ix.RebuildFrom(ctx, func(yield func(index.Change) error) error {
-		for changes := range chunks {
-			for _, c := range changes {
-				if err := yield(c); err != nil {
-					return err
-				}
+	for changes := range chunks {
+		for _, c := range changes {
+			if err := yield(c); err != nil {
+				return err
 			}
 		}
-		select {
-		case err := <-readErr:
-			return err
-		default:
-			return nil
-		}
-	})
+	}
+	select {
+	case err := <-readErr:
+		return err
+	default:
+		return nil
+	}
+}
+
+// memoryHead is memory/'s HEAD, or zero when there is no repository yet.
+func (s *Store) memoryHead() (plumbing.Hash, error) {
+	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+		return plumbing.ZeroHash, nil
+	}
+	r, err := s.repo()
 	if err != nil {
-		cancel()
-		for range chunks { // let the reader finish
-		}
-		return ReconcileReport{}, err
+		return plumbing.ZeroHash, err
 	}
-	// The rebuild read the worktree, which holds at least HEAD.
-	if head, _, err := s.committedSinceIndexed(ctx); err == nil && !head.IsZero() {
-		if err := s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String()); err != nil {
-			return ReconcileReport{}, err
-		}
-	}
-	return s.report(ctx, res)
+	return r.Head()
 }
 
 // Plan compares the trees with the index's per-file state and returns the
 // changes a reconcile would apply. Only files whose size or mtime differ
 // from what was indexed are read and hashed.
 func (s *Store) Plan(ctx context.Context) ([]index.Change, error) {
+	return guarded(ctx, s, func() ([]index.Change, error) { return s.plan(ctx) })
+}
+
+func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
 	known, err := s.ix.Files(ctx)
 	if err != nil {
 		return nil, err
@@ -182,7 +231,11 @@ func (s *Store) Plan(ctx context.Context) ([]index.Change, error) {
 // HEAD are re-read even if their size and mtime look unchanged. It is
 // idempotent and cheap when nothing changed.
 func (s *Store) Reconcile(ctx context.Context) (ReconcileReport, error) {
-	changes, err := s.Plan(ctx)
+	return guarded(ctx, s, func() (ReconcileReport, error) { return s.reconcile(ctx) })
+}
+
+func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
+	changes, err := s.plan(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
 	}

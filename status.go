@@ -54,19 +54,23 @@ type SyncStatus struct {
 // Status reports counts, index state and sync state. It reads the index
 // only; run Reconcile first to account for edits made outside anamnesis.
 func (s *Store) Status(ctx context.Context) (Status, error) {
-	st, err := s.ix.Stats(ctx)
-	if err != nil {
-		return Status{}, err
-	}
-	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
-	if err != nil {
-		return Status{}, err
-	}
-	bad, err := s.ix.BadFiles(ctx)
-	if err != nil {
-		return Status{}, err
-	}
-	copies, err := s.conflictCopies(ctx)
+	var st index.Stats
+	var last string
+	var bad []index.File
+	var copies []string
+	err := s.guard(ctx, func() (err error) {
+		if st, err = s.ix.Stats(ctx); err != nil {
+			return err
+		}
+		if last, err = s.ix.Meta(ctx, index.MetaLastIndexedCommit); err != nil {
+			return err
+		}
+		if bad, err = s.ix.BadFiles(ctx); err != nil {
+			return err
+		}
+		copies, err = s.conflictCopies(ctx)
+		return err
+	})
 	if err != nil {
 		return Status{}, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,6 +88,9 @@ type Store struct {
 
 	deferRebuild bool
 	decayDays    float64 // > 0: recency decay in Search (see decay)
+
+	noticeMu sync.Mutex
+	noticed  map[string]bool // notices sent once per Store
 }
 
 // Open opens the store at home, creating its directories on first use.
@@ -135,44 +137,10 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) openIndex(ctx context.Context) error {
-	p := filepath.Join(s.home, IndexFile)
-	_, statErr := os.Stat(p)
-	existed := statErr == nil
-	ix, needsRebuild, err := index.OpenWait(ctx, p, s.busy)
-	if errors.Is(err, index.ErrCorrupt) {
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			if rmErr := os.Remove(p + suffix); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-				return fmt.Errorf("remove corrupt index %s: %w", p+suffix, rmErr)
-			}
-		}
-		s.notice(fmt.Sprintf("index %s was corrupt; rebuilding it from the note files", p))
-		existed = false
-		ix, needsRebuild, err = index.OpenWait(ctx, p, s.busy)
-	}
-	if err != nil {
-		return err
-	}
-	s.ix = ix
-	if needsRebuild && s.deferRebuild {
-		ix.Close()
-		return fmt.Errorf("index %s: %w", p, ErrNeedsRebuild)
-	}
-	if needsRebuild {
-		res, err := s.Rebuild(ctx)
-		if err != nil {
-			ix.Close()
-			return fmt.Errorf("rebuild index %s: %w", p, err)
-		}
-		if existed || res.Added > 0 || res.Skipped > 0 {
-			s.notice(fmt.Sprintf("index %s rebuilt from the note files (%d notes, %d skipped)", p, res.Added, res.Skipped))
-		}
-	}
-	return nil
-}
-
 // Close releases the index.
-func (s *Store) Close() error { return s.ix.Close() }
+func (s *Store) Close() error {
+	return s.ix.Close()
+}
 
 // Home is the store directory.
 func (s *Store) Home() string { return s.home }
@@ -209,9 +177,10 @@ type WriteRequest struct {
 	Confidence  float64 // 0 means 1.0
 }
 
-// Write creates a note file and indexes it. Validation errors name the
-// field and leave nothing on disk; if indexing fails the file is removed
-// again, so a failed write has no effect.
+// Write creates a note file, indexes it and commits it if portable.
+// Validation errors name the field and leave nothing on disk. Once the
+// file is written it is the note: if indexing or committing fails the
+// write still succeeds, and a notice says what is pending and why.
 func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string, error) {
 	n := note.New(req.Type, strings.TrimSpace(req.Title), req.Body, s.now())
 	n.MachineID = s.machineID
@@ -289,16 +258,18 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 		os.Remove(t.Path(rel))
 		return "", fmt.Errorf("re-read %s: %s", homePath, ch.File.Error)
 	}
-	if _, err := s.ix.Apply(ctx, []index.Change{ch}); err != nil {
-		os.Remove(t.Path(rel))
-		return "", fmt.Errorf("index new note %s (file removed again): %w", homePath, err)
+	// From here on the file is the note. The index is derived: if it
+	// cannot take the note now, a reindex (or the next sync, which
+	// re-reads what was committed since the index last caught up) will.
+	indexErr := s.guard(ctx, func() error {
+		_, err := s.ix.Apply(ctx, []index.Change{ch})
+		return err
+	})
+	if indexErr != nil {
+		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", homePath, indexErr))
 	}
 	if t.Scope == note.ScopePortable {
-		if err := s.commitNote(ctx, rel); err != nil {
-			// The note is written and indexed; only the commit failed, and
-			// the next sync commits it.
-			s.notice(fmt.Sprintf("note saved but not committed yet (%v); `anamnesis sync` will commit it", err))
-		}
+		s.commitNew(ctx, rel, homePath, indexErr == nil)
 	}
 	return homePath, nil
 }
@@ -354,7 +325,7 @@ func (s *Store) GetFile(ctx context.Context, id string) (*note.Note, string, []b
 	if !note.ValidID(id) {
 		return nil, "", nil, fmt.Errorf("%q: %w", id, ErrInvalidID)
 	}
-	h, err := s.ix.Get(ctx, id)
+	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
 	if errors.Is(err, index.ErrNotFound) {
 		return nil, "", nil, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
@@ -384,15 +355,7 @@ func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]ind
 	if err := validateFilter(f); err != nil {
 		return nil, err
 	}
-	hits, err := s.search(ctx, query, f)
-	if errors.Is(err, index.ErrCorrupt) {
-		// Readers cannot repair the index (another process may be using
-		// it); the next open rebuilds it from the files.
-		if mErr := s.ix.MarkStale(ctx); mErr == nil {
-			err = fmt.Errorf("%w; the index is rebuilt from the note files when it is next opened (`anamnesis reindex --full` does it now)", err)
-		}
-	}
-	return hits, err
+	return guarded(ctx, s, func() ([]index.Hit, error) { return s.search(ctx, query, f) })
 }
 
 func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
@@ -440,7 +403,7 @@ func (s *Store) List(ctx context.Context, f index.Filter) ([]index.Hit, error) {
 	if err := validateFilter(f); err != nil {
 		return nil, err
 	}
-	return s.ix.List(ctx, f)
+	return guarded(ctx, s, func() ([]index.Hit, error) { return s.ix.List(ctx, f) })
 }
 
 func validateFilter(f index.Filter) error {
@@ -463,7 +426,7 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 	if !note.ValidID(n.ID) {
 		return "", fmt.Errorf("%q: %w", n.ID, ErrInvalidID)
 	}
-	h, err := s.ix.Get(ctx, n.ID)
+	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, n.ID) })
 	if errors.Is(err, index.ErrNotFound) {
 		return "", fmt.Errorf("%s: %w", n.ID, ErrNotFound)
 	}
@@ -485,13 +448,15 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 	if ch.Note == nil {
 		return "", fmt.Errorf("re-read %s: %s", h.Path, ch.File.Error)
 	}
-	if _, err := s.ix.Apply(ctx, []index.Change{ch}); err != nil {
-		return "", fmt.Errorf("index updated note %s: %w", h.Path, err)
+	indexErr := s.guard(ctx, func() error {
+		_, err := s.ix.Apply(ctx, []index.Change{ch})
+		return err
+	})
+	if indexErr != nil {
+		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", h.Path, indexErr))
 	}
 	if scope == note.ScopePortable {
-		if err := s.commitNote(ctx, rel); err != nil {
-			s.notice(fmt.Sprintf("note saved but not committed yet (%v); `anamnesis sync` will commit it", err))
-		}
+		s.commitNew(ctx, rel, h.Path, indexErr == nil)
 	}
 	return h.Path, nil
 }

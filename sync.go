@@ -15,9 +15,15 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// writeLockWait bounds how long a write waits for a running sync before
-// leaving its note uncommitted for that sync (or the next) to commit.
-const writeLockWait = 2 * time.Second
+// How long a write waits for memory/'s lock before leaving its note
+// uncommitted for the next sync. Other writes hold it for tens of
+// milliseconds each, so even a burst of a hundred parallel writes clears
+// well within writeLockWait; a sync may hold it while it talks to the
+// network, so a write gives up on a sync after syncLockWait.
+const (
+	writeLockWait = 60 * time.Second
+	syncLockWait  = 2 * time.Second
+)
 
 // repo opens memory/'s git repository on first use, so commands that only
 // read the index never touch git.
@@ -43,20 +49,25 @@ func (s *Store) Remote() string {
 	return s.config.Remote
 }
 
+// commitNew commits a portable note just written or updated, and tells
+// the user, in one notice, when it could not: the note stays on disk and
+// the next sync commits it (every sync commits everything first).
+// indexed says whether the index took the change; only then may the
+// index be recorded as up to date with the new commit.
+func (s *Store) commitNew(ctx context.Context, rel, homePath string, indexed bool) {
+	if err := s.commitNote(ctx, rel, indexed); err != nil {
+		s.notice(fmt.Sprintf("note %s saved but not committed: %v; the next `anamnesis sync` commits it", homePath, err))
+	}
+}
+
 // commitNote commits one portable note right after it was written, so it
-// is durable in git before any sync. A sync holding the lock for longer
-// than writeLockWait leaves it uncommitted; every sync commits everything
-// first, so nothing is lost, only deferred.
-func (s *Store) commitNote(ctx context.Context, rel string) error {
+// is durable in git before any sync.
+func (s *Store) commitNote(ctx context.Context, rel string, indexed bool) error {
 	r, err := s.repo()
 	if err != nil {
 		return err
 	}
-	lock, err := gitsync.Acquire(ctx, r.GitDir(), writeLockWait)
-	if errors.Is(err, gitsync.ErrBusy) {
-		s.notice("a sync is running; the new note will be committed by it or the next one")
-		return nil
-	}
+	lock, err := s.lockForCommit(ctx, r.GitDir())
 	if err != nil {
 		return err
 	}
@@ -69,7 +80,38 @@ func (s *Store) commitNote(ctx context.Context, rel string) error {
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", rel, err)
 	}
-	return s.advanceIndexedCommit(ctx, before, head)
+	if !indexed {
+		return nil
+	}
+	return s.guard(ctx, func() error { return s.advanceIndexedCommit(ctx, before, head) })
+}
+
+// lockForCommit takes memory/'s lock for a write's commit. It waits as
+// long as other writes hold it (writeLockWait at most) but only
+// syncLockWait behind a sync or anything else, and then says who holds
+// the lock and for what.
+func (s *Store) lockForCommit(ctx context.Context, gitDir string) (*gitsync.Lock, error) {
+	start := time.Now()
+	for {
+		lock, err := gitsync.AcquireAs(ctx, gitDir, 100*time.Millisecond, gitsync.PurposeWrite)
+		if !errors.Is(err, gitsync.ErrBusy) {
+			return lock, err
+		}
+		pid, purpose, held, _ := gitsync.HolderAs(gitDir)
+		waited := time.Since(start)
+		// pid 0: the holder has not recorded itself yet; wait and look again.
+		if !held || (purpose == gitsync.PurposeWrite || pid == 0) && waited < writeLockWait || waited < syncLockWait {
+			continue
+		}
+		what := "another anamnesis process"
+		switch purpose {
+		case gitsync.PurposeSync:
+			what = "a sync"
+		case gitsync.PurposeWrite:
+			what = "another write"
+		}
+		return nil, fmt.Errorf("%s (process %d) held memory/'s lock for the %.0f s this write waited", what, pid, waited.Seconds())
+	}
 }
 
 // advanceIndexedCommit records head as indexed when the index already
@@ -131,7 +173,7 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 	}
 	// Reindex what did change even when the network step failed: the
 	// local commit and any merge that completed are real.
-	res, rerr := s.reindexSince(ctx)
+	res, rerr := guarded(ctx, s, func() (index.Result, error) { return s.reindexSince(ctx) })
 	out.Reindexed = ReindexCounts{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted}
 	if err != nil {
 		return out, err

@@ -378,31 +378,31 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check the store and explain anything that needs attention",
-		Description: "Checks the note trees, the index, note files that cannot be indexed, conflict copies,\n" +
+		Description: "Checks the note trees, the index (SQLite integrity check included), note files that cannot be indexed, conflict copies,\n" +
 			"the sync lock, git lock files left by a killed git, the remote, the git and Claude Code hooks\n" +
 			"and the tailnet. Each finding says how to fix it. Exit code 1 when something is broken.\n" +
 			"--fix repairs what is safe to repair without asking: it removes stale git lock files and\n" +
-			"rebuilds the index from the note files when its search postings disagree with FTS5.",
-		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove git lock files left by a killed git process, rebuild an index whose postings disagree with FTS5, then check"}},
+			"rebuilds the index from the note files when it is damaged or its search postings disagree with FTS5.",
+		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove git lock files left by a killed git process, rebuild a damaged index or one whose postings disagree with FTS5, then check"}},
 		Action: func(c *cli.Context) error {
 			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
 				var fixed []string
-				var rebuilt bool
+				var why string
 				if c.Bool("fix") {
 					removed, err := anamnesis.FixStaleGitLocks(ctx, s)
 					if err != nil {
 						return err
 					}
 					fixed = removed
-					if rebuilt, err = anamnesis.FixIndex(ctx, s); err != nil {
+					if why, err = anamnesis.FixIndex(ctx, s); err != nil {
 						return err
 					}
 					if !c.Bool("json") {
 						for _, p := range removed {
 							fmt.Fprintf(c.App.Writer, "removed stale git lock %s\n", p)
 						}
-						if rebuilt {
-							fmt.Fprintln(c.App.Writer, "rebuilt the index from the note files (its search postings disagreed with FTS5)")
+						if why != "" {
+							fmt.Fprintf(c.App.Writer, "rebuilt the index from the note files (%s)\n", why)
 						}
 					}
 				}
@@ -413,7 +413,7 @@ func doctorCommand() *cli.Command {
 					report := map[string]any{"checks": checks}
 					if c.Bool("fix") {
 						report["removed"] = append([]string{}, fixed...)
-						report["rebuilt_index"] = rebuilt
+						report["rebuilt_index"] = why != ""
 					}
 					if err := printJSON(c.App.Writer, report); err != nil {
 						return err

@@ -69,7 +69,7 @@ func TestEightProcessesOnOneHome(t *testing.T) {
 				mu.Unlock()
 				bad := r.code != 0 || strings.Contains(r.stderr, "locked") || strings.Contains(strings.ToLower(r.stderr), "lock held") ||
 					strings.Contains(r.stderr, "hook ") && !strings.Contains(r.stderr, "nothing captured")
-				if op == "write" && strings.Contains(r.stderr, "a sync is running; the new note will be committed") {
+				if op == "write" && strings.Contains(r.stderr, "saved but not committed: a sync") {
 					bad = r.code != 0 // an informational notice, not an error
 				}
 				if bad {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/hooks"
+	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
 )
@@ -197,16 +198,22 @@ func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 	if errors.Is(err, anamnesis.ErrNeedsRebuild) {
 		// A rebuild takes seconds on a large store: it runs on its own and
 		// this hook goes without memory once.
-		bin, bErr := os.Executable()
-		if bErr == nil {
-			bErr = hooks.SpawnReindex(bin, home)
-		}
-		if bErr != nil {
-			return nil, fmt.Errorf("%w; starting it in the background failed: %v (run `anamnesis reindex`)", err, bErr)
-		}
-		return nil, fmt.Errorf("%w; rebuilding it in the background (log: %s)", err, filepath.Join(home, "state", "reindex.log"))
+		return nil, startBackgroundReindex(home, err)
 	}
 	return s, err
+}
+
+// startBackgroundReindex starts `anamnesis reindex` for a hook that found
+// the index needing a rebuild and returns the hook's error line.
+func startBackgroundReindex(home string, err error) error {
+	bin, bErr := os.Executable()
+	if bErr == nil {
+		bErr = hooks.SpawnReindex(bin, home)
+	}
+	if bErr != nil {
+		return fmt.Errorf("%w; starting it in the background failed: %v (run `anamnesis reindex`)", err, bErr)
+	}
+	return fmt.Errorf("%w; rebuilding it in the background (log: %s)", err, filepath.Join(home, "state", "reindex.log"))
 }
 
 func runClaudeHook(c *cli.Context, name string) {
@@ -250,6 +257,15 @@ func runClaudeHook(c *cli.Context, name string) {
 				spawnSync(c, s)
 			}
 		}
+	}
+	if err != nil && (index.IsCorrupt(err) || errors.Is(err, anamnesis.ErrNeedsRebuild)) {
+		// Damage met by a hook: the rebuild takes too long for the hook's
+		// budget, so it runs in the background: marked for a rebuild, the
+		// index is rebuilt when `reindex` opens the store.
+		if index.IsCorrupt(err) {
+			s.Index().MarkStale(c.Context)
+		}
+		err = startBackgroundReindex(s.Home(), err)
 	}
 	if err != nil {
 		fail(err)
