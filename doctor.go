@@ -228,6 +228,9 @@ func FixStaleGitLocks(ctx context.Context, s *Store) ([]string, error) {
 // damage) or its search postings disagree with FTS5, and says why it did
 // ("" when nothing needed it). It is the other half of `doctor --fix`.
 func FixIndex(ctx context.Context, s *Store) (string, error) {
+	if err := s.writable("fix the index"); err != nil {
+		return "", err
+	}
 	damaged := "it was damaged"
 	reason := ""
 	if problems, err := s.ix.IntegrityCheck(ctx); err != nil || len(problems) > 0 {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 )
@@ -24,14 +25,39 @@ import (
 //     the one under way and then uses its result.
 //   - A write that timed out behind a long rebuild waits for it and
 //     applies its change afterwards.
+//   - A read-only home is read through an immutable connection (or a
+//     temporary index when its own cannot be used); writes name the home.
+
+// ErrReadOnly marks a change refused because the store's home cannot be
+// written (a read-only mount, a backup snapshot). Reading still works.
+var ErrReadOnly = errors.New("read-only")
 
 func (s *Store) indexPath() string { return filepath.Join(s.home, IndexFile) }
+
+// writable fails with ErrReadOnly, naming the home, when nothing can be
+// written there; what says what was refused.
+func (s *Store) writable(what string) error {
+	if s.readOnly {
+		return fmt.Errorf("cannot %s: home %s is %w", what, s.home, ErrReadOnly)
+	}
+	return nil
+}
+
+// dirWritable reports whether this process may create files in dir: a
+// read-only mount fails with EROFS, a directory without write permission
+// with EACCES.
+func dirWritable(dir string) bool {
+	return syscall.Access(dir, 2 /* W_OK */) == nil
+}
 
 // openIndex opens index.db, rebuilding it when it is new, of another
 // schema version or damaged (with Options.DeferRebuild, it reports
 // ErrNeedsRebuild instead).
 func (s *Store) openIndex(ctx context.Context) error {
 	p := s.indexPath()
+	if !dirWritable(s.home) {
+		return s.openReadOnly(ctx)
+	}
 	_, statErr := os.Stat(p)
 	existed := statErr == nil
 	ix, needsRebuild, err := index.OpenWait(ctx, p, s.busy)
@@ -266,6 +292,9 @@ func guarded[T any](ctx context.Context, s *Store, op func() (T, error)) (T, err
 // repaired the index while this one waited. A hook (DeferRebuild) only
 // marks the index for a rebuild, which it starts in the background.
 func (s *Store) repairDamage(ctx context.Context, op func() error, cause error) error {
+	if s.readOnly {
+		return s.useTemporaryIndex(ctx, "damaged")
+	}
 	if s.deferRebuild {
 		s.ix.MarkStale(ctx)
 		return fmt.Errorf("index %s is damaged (%v): %w", s.indexPath(), cause, ErrNeedsRebuild)
@@ -280,4 +309,56 @@ func (s *Store) repairDamage(ctx context.Context, op func() error, cause error) 
 	}
 	_, err = s.repairLocked(ctx, true)
 	return err
+}
+
+// openReadOnly opens the index of a home this process cannot write. Its
+// own index.db is used if it is current; otherwise the notes are indexed
+// into a temporary database that goes away with the Store.
+func (s *Store) openReadOnly(ctx context.Context) error {
+	s.readOnly = true
+	p := s.indexPath()
+	if _, err := os.Stat(p); err != nil {
+		return s.useTemporaryIndex(ctx, "missing")
+	}
+	ix, needs, err := index.OpenReadOnly(ctx, p)
+	switch {
+	case index.IsCorrupt(err):
+		return s.useTemporaryIndex(ctx, "damaged")
+	case err != nil:
+		return err
+	case needs:
+		ix.Close()
+		return s.useTemporaryIndex(ctx, "out of date")
+	}
+	s.ix = ix
+	return nil
+}
+
+// useTemporaryIndex indexes the notes of a read-only home into a
+// temporary database (why says what is wrong with the home's own).
+func (s *Store) useTemporaryIndex(ctx context.Context, why string) error {
+	dir, err := os.MkdirTemp("", "anamnesis-index-")
+	if err != nil {
+		return fmt.Errorf("home %s is read-only and its index is %s; a temporary index cannot be made either: %w", s.home, why, err)
+	}
+	ix, _, err := index.OpenWait(ctx, filepath.Join(dir, IndexFile), s.busy)
+	if err == nil {
+		_, err = s.rebuildInto(ctx, ix)
+		if err != nil {
+			ix.Close()
+		}
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return fmt.Errorf("home %s is read-only and its index is %s; indexing the notes elsewhere failed: %w", s.home, why, err)
+	}
+	if s.ix != nil {
+		s.ix.Close()
+	}
+	if s.tmpIndex != "" {
+		os.RemoveAll(s.tmpIndex)
+	}
+	s.ix, s.tmpIndex = ix, dir
+	s.notice(fmt.Sprintf("home %s is read-only and its index is %s; searching a temporary index of the note files", s.home, why))
+	return nil
 }

@@ -73,6 +73,9 @@ func (s *Store) readChanges(ctx context.Context, files []located) ([]index.Chang
 // rebuild runs at a time: a second waits for the first. A damaged index
 // is replaced by a new one (see repairLocked).
 func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
+	if err := s.writable("rebuild the index"); err != nil {
+		return ReconcileReport{}, err
+	}
 	lock, err := s.lockRebuild(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
@@ -231,6 +234,9 @@ func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
 // HEAD are re-read even if their size and mtime look unchanged. It is
 // idempotent and cheap when nothing changed.
 func (s *Store) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	if err := s.writable("reindex"); err != nil {
+		return ReconcileReport{}, err
+	}
 	return guarded(ctx, s, func() (ReconcileReport, error) { return s.reconcile(ctx) })
 }
 

@@ -89,6 +89,9 @@ type Store struct {
 	deferRebuild bool
 	decayDays    float64 // > 0: recency decay in Search (see decay)
 
+	readOnly bool   // the home cannot be written (indexguard.go)
+	tmpIndex string // directory of a temporary index of a read-only home
+
 	noticeMu sync.Mutex
 	noticed  map[string]bool // notices sent once per Store
 }
@@ -139,7 +142,11 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 
 // Close releases the index.
 func (s *Store) Close() error {
-	return s.ix.Close()
+	err := s.ix.Close()
+	if s.tmpIndex != "" {
+		os.RemoveAll(s.tmpIndex)
+	}
+	return err
 }
 
 // Home is the store directory.
@@ -202,6 +209,9 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string
 	if err := n.Validate(); err != nil {
 		return nil, "", invalidError{err}
 	}
+	if err := s.writable("write a note"); err != nil {
+		return nil, "", err
+	}
 	if err := s.checkSuperseded(ctx, n.Supersedes); err != nil {
 		return nil, "", err
 	}
@@ -218,7 +228,7 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string
 // at <type>/<id>.md (written since the last reindex).
 func (s *Store) checkSuperseded(ctx context.Context, ids []string) error {
 	for _, id := range ids {
-		_, err := s.ix.Get(ctx, id)
+		_, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
 		if err == nil {
 			continue
 		}
@@ -425,6 +435,9 @@ func validateFilter(f index.Filter) error {
 func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 	if !note.ValidID(n.ID) {
 		return "", fmt.Errorf("%q: %w", n.ID, ErrInvalidID)
+	}
+	if err := s.writable("update a note"); err != nil {
+		return "", err
 	}
 	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, n.ID) })
 	if errors.Is(err, index.ErrNotFound) {

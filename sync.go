@@ -159,6 +159,9 @@ type SyncOptions struct {
 // changed between the last indexed commit and the new head.
 func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) {
 	out := SyncReport{Remote: s.Remote(), ConflictCopies: []string{}}
+	if err := s.writable("sync"); err != nil {
+		return out, err
+	}
 	r, err := s.repo()
 	if err != nil {
 		return out, err

@@ -381,3 +381,49 @@ func TestWriteWaitsForWritesNotForSyncs(t *testing.T) {
 		t.Errorf("note %s not committed by the next sync", id)
 	}
 }
+
+// TestReadOnlyHome: the whole home on a read-only mount. Reading works
+// (status, list, search, show, doctor); writes fail in one line naming
+// the home. With its index missing, a temporary one serves the reads.
+func TestReadOnlyHome(t *testing.T) {
+	home := t.TempDir()
+	r := mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Heron facts", "--body", "the heron waits"))
+	id := strings.TrimSpace(r.stdout)
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--scope", "machine-local", "--title", "local", "--body", "x"))
+	readOnly := func() {
+		mount(t, "--bind", home, home)
+		mount(t, "-o", "remount,ro,bind", home)
+	}
+	readOnly()
+	defer umount(home)
+	for _, args := range [][]string{{"status"}, {"list"}, {"search", "heron"}, {"show", id}} {
+		r := anm(t, home, "", args...)
+		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "eron") && args[0] != "status" {
+			t.Errorf("%v on a read-only home: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	d := anm(t, home, "", "doctor")
+	if !strings.Contains(d.stdout, "ok:     index integrity") || !strings.Contains(d.stdout, "ok:     index: agrees with the note files (2 notes)") ||
+		!strings.Contains(d.stdout, "problem: memory tree: "+filepath.Join(home, "memory")+" is not writable") {
+		t.Errorf("doctor on a read-only home:\n%s\n%s", d.stdout, d.stderr)
+	}
+	for _, args := range [][]string{
+		{"write", "--type", "semantic", "--title", "t", "--body", "b"},
+		{"reindex"}, {"reindex", "--full"}, {"sync"},
+	} {
+		r := anm(t, home, "", args...)
+		if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "home "+home+" is read-only") {
+			t.Errorf("%v on a read-only home: exit %d %q", args, r.code, r.stderr)
+		}
+	}
+
+	umount(home)
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(home, "index.db"+suffix))
+	}
+	readOnly()
+	r = anm(t, home, "", "search", "heron")
+	if r.code != 0 || !strings.Contains(r.stdout, "Heron facts") || !strings.Contains(r.stderr, "is read-only and its index is missing; searching a temporary index") {
+		t.Errorf("search on a read-only home without an index: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
