@@ -130,14 +130,31 @@ func (g *Repo) GitDir() string { return g.gitDir }
 // Git exposes the underlying go-git repository to tests and reports.
 func (g *Repo) Git() *git.Repository { return g.r }
 
+// signature is the author and committer of every commit made here. The
+// machine id is checked where it is configured, but this is the last
+// place before an object exists: an identity with '<', '>' or a newline
+// makes a commit git fsck rejects, and a hub that checks objects (as
+// hosted git does) would then refuse every push, so such characters never
+// reach the author line.
 func (g *Repo) signature() object.Signature {
-	return object.Signature{Name: "anamnesis", Email: "anamnesis@" + g.machine, When: g.now().UTC().Truncate(time.Second)}
+	return object.Signature{Name: "anamnesis", Email: "anamnesis@" + identitySafe(g.machine), When: g.now().UTC().Truncate(time.Second)}
+}
+
+// identitySafe replaces what git does not accept inside an identity's
+// email ('<', '>', control characters such as newline and NUL) with '-'.
+func identitySafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r < 0x20 || r == 0x7f {
+			return '-'
+		}
+		return r
+	}, s)
 }
 
 // commitMessage is the subject the Python tool writes; its dashboard
 // parses it, so keep it.
 func (g *Repo) commitMessage() string {
-	return fmt.Sprintf("anamnesis: sync from %s at %s\n", g.machine, g.now().UTC().Format("2006-01-02T15:04:05+00:00"))
+	return fmt.Sprintf("anamnesis: sync from %s at %s\n", identitySafe(g.machine), g.now().UTC().Format("2006-01-02T15:04:05+00:00"))
 }
 
 // Head returns the commit main points at, or the zero hash before the

@@ -642,3 +642,27 @@ func TestStaleRefLockAfterACrash(t *testing.T) {
 	}
 	a.fsck()
 }
+
+// A machine id git cannot hold in an identity must never reach a commit:
+// a hub that checks objects (receive.fsckObjects, as hosted git does)
+// would refuse this push and every later one.
+func TestHostileMachineIDStillMakesCommitsGitAccepts(t *testing.T) {
+	hub := newHub(t)
+	gitCmd(t, hub, "config", "receive.fsckObjects", "true")
+	m := newMachine(t, "m", hub)
+	r, err := Open(m.repo.Dir(), "evil <x@y>\nname\x00", func() time.Time { return m.tick })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.repo = r
+	m.write(mkNote(m, "first", "hello"))
+	rep := m.sync()
+	if !rep.Pushed {
+		t.Fatalf("not pushed: %+v", rep)
+	}
+	gitCmd(t, hub, "fsck", "--strict")
+	m.fsck()
+	if log := gitCmd(t, hub, "log", "--format=%ae", "main"); strings.ContainsAny(strings.TrimSpace(log), "<>\n") {
+		t.Errorf("author email %q", log)
+	}
+}
