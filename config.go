@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis/note"
 )
@@ -92,19 +94,81 @@ func ResolveHome(explicit string) (string, error) {
 	return abs, nil
 }
 
+// MaxMachineIDLen bounds a machine id (a host name is at most 253 bytes).
+const MaxMachineIDLen = 255
+
+// ValidateMachineID says why id cannot name a machine, or returns nil.
+// The id goes into every commit's author line ("anamnesis
+// <anamnesis@ID>"): git fsck, and so any hub that checks objects as
+// hosted git does, rejects an identity holding '<', '>' or a newline,
+// which would make every later push fail. Control characters are refused
+// for the same reason and because the id is printed on terminals.
+func ValidateMachineID(id string) error {
+	switch {
+	case id == "":
+		return errors.New("is empty")
+	case len(id) > MaxMachineIDLen:
+		return fmt.Errorf("is %d bytes long; at most %d", len(id), MaxMachineIDLen)
+	case !utf8.ValidString(id):
+		return errors.New("is not valid UTF-8")
+	case strings.TrimSpace(id) != id:
+		return errors.New("begins or ends with white space")
+	}
+	for _, r := range id {
+		switch {
+		case r == '<' || r == '>':
+			return fmt.Errorf("contains %q, which git does not allow in an author identity", r)
+		case unicode.IsControl(r):
+			return fmt.Errorf("contains the control character %U", r)
+		}
+	}
+	return nil
+}
+
 // ResolveMachineID applies the precedence explicit (flag or
 // ANAMNESIS_MACHINE_ID) > config.json machine_id > hostname > "unknown".
-func ResolveMachineID(explicit string, cfg Config) string {
+// An explicit or configured id that git would reject is an error naming
+// where it came from (nothing is written with it); a host name is only a
+// fallback nobody chose, so it is made valid instead.
+func ResolveMachineID(explicit string, cfg Config) (string, error) {
 	if s := strings.TrimSpace(explicit); s != "" {
-		return s
+		if err := ValidateMachineID(s); err != nil {
+			return "", fmt.Errorf("machine id %q (--machine-id or ANAMNESIS_MACHINE_ID) %w", s, err)
+		}
+		return s, nil
 	}
 	if cfg.MachineID != "" {
-		return cfg.MachineID
+		if err := ValidateMachineID(cfg.MachineID); err != nil {
+			return "", fmt.Errorf("machine id %q (machine_id in %s) %w; edit it or run `anamnesis init --machine-id NAME`", cfg.MachineID, ConfigFile, err)
+		}
+		return cfg.MachineID, nil
 	}
-	if h, err := os.Hostname(); err == nil && h != "" {
-		return h
+	if h, err := os.Hostname(); err == nil {
+		return machineIDFromHostname(h), nil
 	}
-	return "unknown"
+	return "unknown", nil
+}
+
+// machineIDFromHostname turns a host name into a valid machine id:
+// characters ValidateMachineID refuses become '-', and the result is
+// trimmed to MaxMachineIDLen bytes ("unknown" if nothing is left).
+func machineIDFromHostname(h string) string {
+	h = strings.TrimSpace(strings.ToValidUTF8(h, "-"))
+	h = strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || unicode.IsControl(r) {
+			return '-'
+		}
+		return r
+	}, h)
+	h = strings.TrimSpace(h)
+	for len(h) > MaxMachineIDLen {
+		_, size := utf8.DecodeLastRuneInString(h)
+		h = strings.TrimSpace(h[:len(h)-size])
+	}
+	if h == "" {
+		return "unknown"
+	}
+	return h
 }
 
 // SaveConfig writes <home>/config.json atomically with mode 0600, keeping

@@ -103,9 +103,13 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	machineID, err := ResolveMachineID(opts.MachineID, cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{
 		home:      home,
-		machineID: ResolveMachineID(opts.MachineID, cfg),
+		machineID: machineID,
 		config:    cfg,
 		memory:    note.Tree{Root: filepath.Join(home, note.PortableDir), Scope: note.ScopePortable},
 		local:     note.Tree{Root: filepath.Join(home, note.LocalDir), Scope: note.ScopeMachineLocal},

@@ -533,11 +533,11 @@ func TestResolveHomeAndMachineID(t *testing.T) {
 	if err != nil || !filepath.IsAbs(h) || !strings.HasSuffix(h, "/x") {
 		t.Errorf("ResolveHome: %s %v", h, err)
 	}
-	if got := ResolveMachineID(" flag ", Config{MachineID: "cfg"}); got != "flag" {
-		t.Errorf("flag should win: %s", got)
+	if got, err := ResolveMachineID(" flag ", Config{MachineID: "cfg"}); got != "flag" || err != nil {
+		t.Errorf("flag should win: %s %v", got, err)
 	}
-	if got := ResolveMachineID("", Config{MachineID: "cfg"}); got != "cfg" {
-		t.Errorf("config should win over hostname: %s", got)
+	if got, err := ResolveMachineID("", Config{MachineID: "cfg"}); got != "cfg" || err != nil {
+		t.Errorf("config should win over hostname: %s %v", got, err)
 	}
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"machine_id": "desk", "remote": "/srv/hub.git", "reflection": {"provider": "x"}}`), 0o600)
@@ -548,5 +548,37 @@ func TestResolveHomeAndMachineID(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{broken`), 0o600)
 	if _, err := Open(ctx, home, Options{}); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("broken config.json should be a clear error: %v", err)
+	}
+}
+
+func TestMachineIDValidationAndHostnameFallback(t *testing.T) {
+	for _, bad := range []string{"a<b", "a>b", "two\nlines", "nul\x00", "esc\x1b[31m", " padded", strings.Repeat("x", MaxMachineIDLen+1), "\xff"} {
+		if err := ValidateMachineID(bad); err == nil {
+			t.Errorf("ValidateMachineID(%q) accepted it", bad)
+		}
+		if _, err := ResolveMachineID(bad, Config{}); bad != " padded" && err == nil {
+			t.Errorf("ResolveMachineID(%q) accepted it", bad)
+		}
+		if _, err := ResolveMachineID("", Config{MachineID: bad}); err == nil || !strings.Contains(err.Error(), ConfigFile) {
+			t.Errorf("config machine_id %q: %v", bad, err)
+		}
+	}
+	for _, good := range []string{"desk", "Bob's laptop", "ünïcode-box.local"} {
+		if err := ValidateMachineID(good); err != nil {
+			t.Errorf("ValidateMachineID(%q): %v", good, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"box.local":              "box.local",
+		"odd<host>\n":            "odd-host-",
+		"":                       "unknown",
+		"\n":                     "unknown",
+		strings.Repeat("h", 300): strings.Repeat("h", MaxMachineIDLen),
+		"bad\xffutf8":            "bad-utf8",
+	} {
+		got := machineIDFromHostname(in)
+		if got != want || ValidateMachineID(got) != nil {
+			t.Errorf("machineIDFromHostname(%q) = %q (%v), want %q", in, got, ValidateMachineID(got), want)
+		}
 	}
 }

@@ -73,7 +73,13 @@ func resolveSetup(c *cli.Context) (setup, error) {
 	if err != nil {
 		return s, err
 	}
-	s.machine = anamnesis.ResolveMachineID(c.String("machine-id"), cfg)
+	explicit, err := machineIDOption(c)
+	if err != nil {
+		return s, err
+	}
+	if s.machine, err = anamnesis.ResolveMachineID(explicit, cfg); err != nil {
+		return s, err
+	}
 	s.remote = cfg.Remote
 	if env := os.Getenv("ANAMNESIS_GIT_REMOTE"); env != "" {
 		s.remote = env

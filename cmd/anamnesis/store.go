@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/urfave/cli/v2"
@@ -13,6 +14,10 @@ import (
 // rebuilt from files) go to stderr so they never pollute --json output.
 func openStore(c *cli.Context) (*anamnesis.Store, error) {
 	home, err := anamnesis.ResolveHome(c.String("home"))
+	if err != nil {
+		return nil, err
+	}
+	machineID, err := machineIDOption(c)
 	if err != nil {
 		return nil, err
 	}
@@ -26,11 +31,30 @@ func openStore(c *cli.Context) (*anamnesis.Store, error) {
 		}
 	}
 	return anamnesis.Open(c.Context, home, anamnesis.Options{
-		MachineID: c.String("machine-id"),
+		MachineID: machineID,
 		Remote:    os.Getenv("ANAMNESIS_GIT_REMOTE"),
 		Notice:    func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
 		DecayDays: decayDays,
 	})
+}
+
+// machineIDOption returns --machine-id (or ANAMNESIS_MACHINE_ID), refusing
+// an id git would reject in a commit identity with a usage error that
+// names where it came from, before anything is written with it.
+func machineIDOption(c *cli.Context) (string, error) {
+	raw := c.String("machine-id")
+	v := strings.TrimSpace(raw)
+	if v == "" {
+		return "", nil
+	}
+	if err := anamnesis.ValidateMachineID(v); err != nil {
+		src := "--machine-id"
+		if os.Getenv("ANAMNESIS_MACHINE_ID") == raw {
+			src = "ANAMNESIS_MACHINE_ID"
+		}
+		return "", usagef("machine id %q from %s %v", v, src, err)
+	}
+	return v, nil
 }
 
 // decayFlag sets recency decay for one run of search or eval.

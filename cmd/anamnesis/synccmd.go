@@ -188,8 +188,12 @@ func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 	if _, err := os.Stat(home); err != nil {
 		return nil, fmt.Errorf("no store at %s (run `anamnesis init`)", home)
 	}
+	machineID, err := machineIDOption(c)
+	if err != nil {
+		return nil, err
+	}
 	s, err := anamnesis.Open(c.Context, home, anamnesis.Options{
-		MachineID:    c.String("machine-id"),
+		MachineID:    machineID,
 		Remote:       os.Getenv("ANAMNESIS_GIT_REMOTE"),
 		BusyTimeout:  time.Second,
 		Notice:       func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
