@@ -18,7 +18,7 @@ func TestDecayFavoursRecentNotes(t *testing.T) {
 	home := t.TempDir()
 	clock := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	open := func(days float64) *Store {
-		s, err := Open(ctx, home, Options{MachineID: "box", Now: func() time.Time { return clock }, DecayDays: days})
+		s, err := Open(ctx, home, Options{MachineID: "box", Now: func() time.Time { return clock }, DecayDays: days, Create: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ func TestMeshConvergence(t *testing.T) {
 	urls := make([]string, machines)
 	for i := range homes {
 		homes[i] = t.TempDir()
-		s, err := Open(ctx, homes[i], Options{MachineID: fmt.Sprintf("m%d", i)})
+		s, err := Open(ctx, homes[i], Options{MachineID: fmt.Sprintf("m%d", i), Create: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,11 +60,36 @@ type Options struct {
 	// DecayDays overrides config.json's recall_decay_days: > 0 sets the
 	// decay constant in days, < 0 turns decay off, 0 keeps the config.
 	DecayDays float64
+	// Create makes Open set up a new store at home (its directories) when
+	// there is none. Without it, Open of a directory that holds no store
+	// fails with ErrNoStore, so a mistyped home is an error, not a new
+	// empty store that later notes silently go to.
+	Create bool
 	// DeferRebuild makes Open fail with ErrNeedsRebuild instead of
 	// rebuilding an index that needs it (a new schema after an upgrade,
 	// damage): for callers on a latency budget, such as hooks, which start
 	// the rebuild in the background instead (17 s at 100,000 notes).
 	DeferRebuild bool
+}
+
+// ErrNoStore is Open's answer, without Options.Create, for a home that
+// holds no store.
+var ErrNoStore = errors.New("no store")
+
+// storeMarkers are the entries of which any one makes a directory a store
+// (a store made by this tool has all of them after its first write; the
+// Python tool's, or one whose index was deleted, may lack some).
+var storeMarkers = []string{note.PortableDir, note.LocalDir, ConfigFile, IndexFile}
+
+// IsStore reports whether home holds a store: a directory with memory/,
+// local/, config.json or index.db in it.
+func IsStore(home string) bool {
+	for _, m := range storeMarkers {
+		if _, err := os.Lstat(filepath.Join(home, m)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrNeedsRebuild is Open's answer with Options.DeferRebuild when the
@@ -96,9 +121,13 @@ type Store struct {
 	noticed  map[string]bool // notices sent once per Store
 }
 
-// Open opens the store at home, creating its directories on first use.
-// A missing, outdated or corrupt index.db is rebuilt from the note files.
+// Open opens the store at home; with Options.Create it sets one up when
+// home holds none. A missing, outdated or corrupt index.db is rebuilt
+// from the note files.
 func Open(ctx context.Context, home string, opts Options) (*Store, error) {
+	if !opts.Create && !IsStore(home) {
+		return nil, fmt.Errorf("%w at %s; run `anamnesis init`", ErrNoStore, home)
+	}
 	cfg, err := LoadConfig(home)
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func (n *notices) add(s string) { n.mu.Lock(); n.list = append(n.list, s); n.mu.
 func openHome(t *testing.T, home string) (*Store, *notices) {
 	t.Helper()
 	ns := &notices{}
-	s, err := Open(ctx, home, Options{MachineID: "testbox", Notice: ns.add})
+	s, err := Open(ctx, home, Options{MachineID: "testbox", Notice: ns.add, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func TestConcurrentWritersOnOneHome(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			s, err := Open(ctx, home, Options{MachineID: fmt.Sprintf("m%d", i)})
+			s, err := Open(ctx, home, Options{MachineID: fmt.Sprintf("m%d", i), Create: true})
 			if err != nil {
 				errs <- err
 				return
@@ -581,4 +581,38 @@ func TestMachineIDValidationAndHostnameFallback(t *testing.T) {
 			t.Errorf("machineIDFromHostname(%q) = %q (%v), want %q", in, got, ValidateMachineID(got), want)
 		}
 	}
+}
+
+// Open sets up a store only when asked to: a mistyped home is an error,
+// not a new empty store that later notes silently go to.
+func TestOpenWithoutCreateRefusesAHomeWithoutAStore(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "typo")
+	empty := t.TempDir()
+	for _, home := range []string{missing, empty} {
+		if _, err := Open(ctx, home, Options{MachineID: "box"}); !errors.Is(err, ErrNoStore) || !strings.Contains(err.Error(), "no store at "+home+"; run `anamnesis init`") {
+			t.Errorf("Open(%s): %v", home, err)
+		}
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("Open created the missing home")
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("Open left %d entries in the empty home", len(entries))
+	}
+	s, err := Open(ctx, missing, Options{MachineID: "box", Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if !IsStore(missing) {
+		t.Fatal("Create made no store")
+	}
+	// A store whose index and local/ are gone is still a store.
+	os.Remove(filepath.Join(missing, IndexFile))
+	os.RemoveAll(filepath.Join(missing, "local"))
+	s, err = Open(ctx, missing, Options{MachineID: "box"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 }

@@ -59,6 +59,7 @@ func TestPeersWithALoggedOutTailscaled(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	u := newUser(t)
+	u.anamnesis("init", "--yes", "--local-only", "--no-claude", "--no-mcp", "--no-sync") // serve needs a store
 	for _, args := range [][]string{
 		{"peers", "--tailscale-socket", sock},
 		{"serve", "--tailscale-socket", sock},

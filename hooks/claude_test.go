@@ -18,7 +18,7 @@ var ctx = context.Background()
 
 func store(t *testing.T) *anamnesis.Store {
 	t.Helper()
-	s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "test"})
+	s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "test", Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

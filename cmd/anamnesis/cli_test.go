@@ -89,6 +89,13 @@ func runCmd(t *testing.T, env []string, stdin string, args ...string) result {
 	return result{out.String(), errb.String(), code}
 }
 
+// initHome sets up a store at home the way a user does, with nothing
+// outside it touched (no Claude Code settings, MCP registration or sync).
+func initHome(t *testing.T, home string) {
+	t.Helper()
+	mustOK(t, anm(t, home, "", "init", "--yes", "--local-only", "--no-claude", "--no-mcp", "--no-git-hooks", "--no-sync"))
+}
+
 func mustOK(t *testing.T, r result) result {
 	t.Helper()
 	if r.code != 0 {
@@ -169,6 +176,7 @@ func TestUserFlowFromTheIssue(t *testing.T) {
 
 func TestBadArgumentsGiveClearErrors(t *testing.T) {
 	home := t.TempDir()
+	initHome(t, home)
 	cases := []struct {
 		args []string
 		code int
@@ -262,7 +270,7 @@ func TestMalformedNoteIsNamedNotFatal(t *testing.T) {
 
 func TestConcurrentProcesses(t *testing.T) {
 	home := t.TempDir()
-	mustOK(t, anm(t, home, "", "status"))
+	initHome(t, home)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failures []string

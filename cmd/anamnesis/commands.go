@@ -75,7 +75,7 @@ func writeCommand() *cli.Command {
 			for _, v := range c.StringSlice("supersedes") {
 				sup = append(sup, strings.Split(v, ",")...)
 			}
-			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
+			return withStoreFor(c, true, func(ctx context.Context, s *anamnesis.Store) error {
 				n, path, err := s.Write(ctx, anamnesis.WriteRequest{
 					Type: c.String("type"), Title: c.String("title"), Body: body, Project: c.String("project"),
 					Tags: tags, Scope: c.String("scope"), Supersedes: sup,

@@ -176,7 +176,7 @@ func runInit(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(w, "config: wrote %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
-	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{MachineID: st.machine, Remote: st.remote,
+	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{MachineID: st.machine, Remote: st.remote, Create: true,
 		Notice: func(m string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", m) }})
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 func mcpSession(t *testing.T) (*mcp.ClientSession, *anamnesis.Store) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "mcptest"})
+	s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "mcptest", Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

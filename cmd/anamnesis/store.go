@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -10,9 +12,16 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// openStore opens the store named by the global flags. Notices (an index
-// rebuilt from files) go to stderr so they never pollute --json output.
-func openStore(c *cli.Context) (*anamnesis.Store, error) {
+// openStore opens the store named by the global flags; a home without a
+// store is an error (only init, and a first write into an empty
+// directory, set one up). Notices (an index rebuilt from files) go to
+// stderr so they never pollute --json output.
+func openStore(c *cli.Context) (*anamnesis.Store, error) { return openStoreFor(c, false) }
+
+// openStoreFor is openStore; firstWrite also sets up a store in a home
+// that is an existing, empty directory (`mkdir ~/notes` then a write),
+// never in one it would have to create, so a mistyped --home still fails.
+func openStoreFor(c *cli.Context, firstWrite bool) (*anamnesis.Store, error) {
 	home, err := anamnesis.ResolveHome(c.String("home"))
 	if err != nil {
 		return nil, err
@@ -35,7 +44,19 @@ func openStore(c *cli.Context) (*anamnesis.Store, error) {
 		Remote:    os.Getenv("ANAMNESIS_GIT_REMOTE"),
 		Notice:    func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
 		DecayDays: decayDays,
+		Create:    firstWrite && isEmptyDir(home),
 	})
+}
+
+// isEmptyDir reports whether dir is an existing directory with nothing in it.
+func isEmptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	return len(names) == 0 && errors.Is(err, io.EOF)
 }
 
 // machineIDOption returns --machine-id (or ANAMNESIS_MACHINE_ID), refusing
@@ -62,7 +83,12 @@ var decayFlag = &cli.Float64Flag{Name: "decay-days", Usage: "re-rank the best ma
 
 // withStore runs fn with an open store and closes it afterwards.
 func withStore(c *cli.Context, fn func(context.Context, *anamnesis.Store) error) error {
-	s, err := openStore(c)
+	return withStoreFor(c, false, fn)
+}
+
+// withStoreFor is withStore; firstWrite as in openStoreFor.
+func withStoreFor(c *cli.Context, firstWrite bool, fn func(context.Context, *anamnesis.Store) error) error {
+	s, err := openStoreFor(c, firstWrite)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,9 @@ func syncCommand() *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
-			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
+			// A first sync into an empty directory sets up the store, like
+			// a first write: that is how a second machine starts.
+			return withStoreFor(c, true, func(ctx context.Context, s *anamnesis.Store) error {
 				rep, err := s.Sync(ctx, anamnesis.SyncOptions{Timeout: c.Duration("timeout"), LockWait: c.Duration("wait")})
 				if c.Bool("json") && err == nil {
 					return printJSON(c.App.Writer, rep)
@@ -184,9 +186,6 @@ func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 	home, err := anamnesis.ResolveHome(c.String("home"))
 	if err != nil {
 		return nil, err
-	}
-	if _, err := os.Stat(home); err != nil {
-		return nil, fmt.Errorf("no store at %s (run `anamnesis init`)", home)
 	}
 	machineID, err := machineIDOption(c)
 	if err != nil {

@@ -46,7 +46,7 @@ func RunSync(ctx context.Context, cfg Config, n int) (SyncFigures, error) {
 		return f, err
 	}
 	open := func(home, machine string) (*anamnesis.Store, error) {
-		return anamnesis.Open(ctx, home, anamnesis.Options{MachineID: machine, Remote: hub})
+		return anamnesis.Open(ctx, home, anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
 	}
 	a, err := open(homeA, "bench-a")
 	if err != nil {
