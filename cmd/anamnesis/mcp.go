@@ -50,8 +50,9 @@ func mcpCommand() *cli.Command {
 				return err
 			}
 			defer s.Close()
-			srv := newMCPServer(s, slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn})))
-			err = srv.Run(c.Context, &mcp.StdioTransport{})
+			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			srv := newMCPServer(s, log)
+			err = srv.Run(c.Context, tolerantStdio(c.App.Reader, c.App.Writer, log))
 			if err != nil && (errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
 				return nil
 			}

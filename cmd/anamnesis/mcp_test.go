@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -169,5 +173,75 @@ func TestMCPTruncatesLongBodies(t *testing.T) {
 	_, text = call(t, cs, "memory_get", map[string]any{"id": n.ID})
 	if !strings.Contains(text, "memory_get returns the whole note") && !strings.Contains(text, long[:100]) {
 		t.Errorf("get: %d chars", len(text))
+	}
+}
+
+// TestMCPServerAnswersMalformedLinesAndKeepsServing runs the real `anamnesis
+// mcp` process and writes raw lines to it: each line that is not JSON, or
+// not a JSON-RPC message, gets an error answer with id null, and the valid
+// requests around them are answered as usual.
+func TestMCPServerAnswersMalformedLinesAndKeepsServing(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Heron deploy window", "--body", "Tuesdays."))
+	cmd := exec.Command(binary, "--home", home, "mcp")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 1<<20)
+	next := func(what string) map[string]any {
+		t.Helper()
+		timer := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+		defer timer.Stop()
+		ok := lines.Scan()
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("%s: no answer; the server ended (stderr: %s)", what, stderr.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+			t.Fatalf("%s: answer is not JSON: %q", what, lines.Text())
+		}
+		return m
+	}
+	send := func(s string) { io.WriteString(stdin, s+"\n") }
+	wantError := func(what string, code float64) {
+		t.Helper()
+		m := next(what)
+		e, _ := m["error"].(map[string]any)
+		if id, has := m["id"]; !has || id != nil || e == nil || e["code"] != code {
+			t.Errorf("%s: got %v, want error %v with id null", what, m, code)
+		}
+	}
+
+	send(`this is not json`)
+	wantError("garbage", -32700)
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
+	if m := next("initialize"); m["id"] != float64(1) || m["result"] == nil {
+		t.Fatalf("initialize: %v", m)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search"`) // cut short
+	wantError("truncated line", -32700)
+	send(`{"jsonrpc":"2.0","id":3} {"x":1}`)
+	wantError("two values on one line", -32700)
+	send(`{"hello":"world"}`)
+	wantError("JSON but not JSON-RPC", -32600)
+	send(`[]`)
+	wantError("empty batch", -32600)
+	send("")
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"heron"}}}`)
+	m := next("search after the bad lines")
+	if m["id"] != float64(4) || !strings.Contains(fmt.Sprint(m["result"]), "Heron deploy window") {
+		t.Errorf("search: %v", m)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("server exit at end of input: %v (stderr: %s)", err, stderr.String())
 	}
 }
