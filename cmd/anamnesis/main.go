@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/anamnesis-memory/anamnesis"
@@ -38,7 +39,10 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stdout, stderr = &visibleWriter{w: stdout}, &visibleWriter{w: stderr, keepCR: true}
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, flagsFirst(app, args))
+	args, err := helpArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, flagsFirst(app, args))
+	}
 	if err == nil {
 		return 0
 	}
@@ -52,7 +56,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if msg := err.Error(); msg != "" {
 			fmt.Fprintf(stderr, "anamnesis: %s\n", msg)
 		}
-		return ec.ExitCode()
+		if code := ec.ExitCode(); code == 1 || code == 2 {
+			return code
+		}
+		// urfave/cli's own exits (3 for an unknown help topic) are
+		// usage mistakes; the documented codes are 0, 1 and 2 only.
+		return 2
 	default:
 		fmt.Fprintf(stderr, "anamnesis: %v\n", err)
 		return 1
@@ -72,6 +81,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "store directory (default ~/.anamnesis)", EnvVars: []string{"ANAMNESIS_HOME"}},
 			&cli.StringFlag{Name: "machine-id", Usage: "name of this machine on notes it writes (default: config.json machine_id, else hostname)", EnvVars: []string{"ANAMNESIS_MACHINE_ID"}},
+			// urfave/cli adds --help itself only when no command is
+			// named help, and ours is.
+			cli.HelpFlag,
 		},
 		Commands: []*cli.Command{
 			writeCommand(),
@@ -90,6 +102,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			evalCommand(),
 			serveCommand(),
 			peersCommand(),
+			helpCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageError{err.Error()}
@@ -101,10 +114,75 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 		ExitErrHandler:  func(*cli.Context, error) {}, // run() prints errors and picks the code
-		HideHelpCommand: true,
+		HideHelpCommand: true,                         // ours is helpCommand (urfave's exits 3 on a bad topic)
 	}
-	for _, c := range app.Commands {
-		c.OnUsageError = app.OnUsageError
-	}
+	setUsage(app.Commands, app.OnUsageError)
 	return app
+}
+
+// setUsage gives every command and subcommand the app's usage-error
+// handler (urfave/cli otherwise prints the help to stdout and exits 1 for
+// a bad flag of a subcommand), and a command that only groups subcommands
+// an action that refuses an unknown one (urfave/cli's default takes it
+// for a help topic and exits 3).
+func setUsage(cmds []*cli.Command, onUsage cli.OnUsageErrorFunc) {
+	for _, c := range cmds {
+		c.OnUsageError = onUsage
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			c.Action = func(ctx *cli.Context) error {
+				if ctx.Args().Present() {
+					var names []string
+					for _, sc := range ctx.Command.Subcommands {
+						if sc.Name != "help" { // urfave/cli's own
+							names = append(names, sc.Name)
+						}
+					}
+					return usagef("unknown command %q for %s (one of: %s)", ctx.Args().First(), ctx.Command.Name, strings.Join(names, ", "))
+				}
+				return cli.ShowSubcommandHelp(ctx)
+			}
+		}
+		setUsage(c.Subcommands, onUsage)
+	}
+}
+
+// helpArgs turns `anamnesis [global flags] help [COMMAND [SUBCOMMAND]]`
+// into the same line with --help, so both give the same text; a topic
+// that names no command is a usage error.
+func helpArgs(app *cli.App, args []string) ([]string, error) {
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		name, hasValue := flagName(args[i])
+		if f := findFlag(app.Flags, name); f != nil && !hasValue && takesValue(f) {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) || args[i] != "help" {
+		return args, nil
+	}
+	topic := args[i+1:]
+	cmds := app.Commands
+	for j, name := range topic {
+		c := findCommand(cmds, name)
+		if c == nil || name == "help" {
+			return nil, usagef("no help for %q: not a command (see anamnesis help)", strings.Join(topic[:j+1], " "))
+		}
+		cmds = c.Subcommands
+	}
+	out := append([]string{}, args[:i]...)
+	out = append(out, topic...)
+	return append(out, "--help"), nil
+}
+
+// helpCommand lists `help` among the commands; run() rewrites
+// `help TOPIC` into `TOPIC --help` before the app sees it (helpArgs), so
+// this action is only reached without a topic.
+func helpCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Usage:     "show help for anamnesis or for one command (same as COMMAND --help)",
+		ArgsUsage: "[COMMAND [SUBCOMMAND]]",
+		Action:    func(c *cli.Context) error { return cli.ShowAppHelp(c) },
+	}
 }
