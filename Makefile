@@ -18,11 +18,13 @@ LOCOMO  ?=
 
 all: build
 
+# -buildvcs=true records the git commit for --version even where GOFLAGS
+# turns it off.
 build:
-	$(GO) build -o $(BIN) ./cmd/anamnesis
+	$(GO) build -buildvcs=true -o $(BIN) ./cmd/anamnesis
 
 install:
-	$(GO) install ./cmd/anamnesis
+	$(GO) install -buildvcs=true ./cmd/anamnesis
 	@echo "installed $$($(GO) env GOPATH)/bin/anamnesis"
 
 fmt-check:

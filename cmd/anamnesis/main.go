@@ -17,7 +17,8 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
+// version may be set at build time with -ldflags "-X main.version=...";
+// otherwise --version reports what the go command recorded (buildVersion).
 var version = "dev"
 
 // usageError marks a mistake in how the command was called (exit 2).
@@ -72,7 +73,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:    "anamnesis",
 		Usage:   "cross-machine memory for Claude Code",
-		Version: version,
+		Version: buildVersion(),
 		Description: "Notes are markdown files under the store home (memory/ is synced between your machines,\n" +
 			"local/ stays on this one); a local SQLite FTS5 index answers searches in milliseconds.",
 		Reader:    stdin,
