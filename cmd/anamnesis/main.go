@@ -40,6 +40,10 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stdout, stderr = &visibleWriter{w: stdout}, &visibleWriter{w: stderr, keepCR: true}
 	app := newApp(stdin, stdout, stderr)
+	if len(args) > 1 && args[1] == completeCmd {
+		printCompletions(app, args[2:], stdout)
+		return 0
+	}
 	args, err := helpArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, flagsFirst(app, args))
@@ -103,6 +107,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			evalCommand(),
 			serveCommand(),
 			peersCommand(),
+			completionCommand(),
 			helpCommand(),
 		},
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
