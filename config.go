@@ -51,7 +51,9 @@ func LoadConfig(home string) (Config, error) {
 		return Config{}, fmt.Errorf("parse config %s: %w", p, err)
 	}
 	if v, ok := c.raw["tailnet_allow_tags"]; ok {
-		json.Unmarshal(v, &c.AllowTags)
+		if err := json.Unmarshal(v, &c.AllowTags); err != nil {
+			return Config{}, fmt.Errorf("config %s: tailnet_allow_tags must be a list of tags such as [\"tag:laptop\"], got %s", p, v)
+		}
 	}
 	if v, ok := c.raw["recall_decay_days"]; ok {
 		if err := json.Unmarshal(v, &c.DecayDays); err != nil || c.DecayDays < 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -615,4 +616,25 @@ func TestOpenWithoutCreateRefusesAHomeWithoutAStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+}
+
+func TestMeaninglessConfidenceAndConfigValuesAreRefused(t *testing.T) {
+	s, _ := openHome(t, t.TempDir())
+	for _, conf := range []float64{math.NaN(), math.Inf(1), -0.5, 1.5} {
+		_, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "t", Body: "b", Confidence: conf})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "confidence") {
+			t.Errorf("confidence %v: %v", conf, err)
+		}
+	}
+	if hits, _ := s.List(ctx, index.Filter{}); len(hits) != 0 {
+		t.Errorf("refused writes left %d notes", len(hits))
+	}
+	if _, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "t", Body: "b", Confidence: 0.25}); err != nil {
+		t.Errorf("confidence 0.25: %v", err)
+	}
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"tailnet_allow_tags": "tag:laptop"}`), 0o600)
+	if _, err := LoadConfig(home); err == nil || !strings.Contains(err.Error(), "tailnet_allow_tags") {
+		t.Errorf("tailnet_allow_tags as a string: %v", err)
+	}
 }

@@ -161,6 +161,11 @@ func (n *Note) Validate() error {
 			return fmt.Errorf("supersedes: %q is not a valid note id", id)
 		}
 	}
+	// A confidence is a probability; NaN would also be written as .nan,
+	// which no reader parses back.
+	if !(n.Confidence >= 0 && n.Confidence <= 1) {
+		return fmt.Errorf("confidence %v is not a number between 0 and 1", n.Confidence)
+	}
 	return nil
 }
 

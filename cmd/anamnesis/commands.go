@@ -168,6 +168,9 @@ func listCommand() *cli.Command {
 			if c.Args().Present() {
 				return usagef("list takes no arguments; filter with --project, --type, --scope")
 			}
+			if err := atLeastOne(c, "limit", " (leave it out for every note)"); err != nil {
+				return err
+			}
 			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
 				hits, err := s.List(ctx, filterFrom(c, c.Int("limit")))
 				if err != nil {
@@ -223,7 +226,7 @@ func searchCommand() *cli.Command {
 				return usagef("search needs a query")
 			}
 			if c.Int("k") < 1 {
-				return usagef("-k must be at least 1")
+				return usagef("-k must be at least 1, got %d", c.Int("k"))
 			}
 			query := strings.Join(c.Args().Slice(), " ")
 			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {

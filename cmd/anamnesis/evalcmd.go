@@ -35,11 +35,14 @@ func evalCommand() *cli.Command {
 			if (c.String("dataset") == "") == !c.Bool("self") {
 				return usagef("give --dataset FILE or --self")
 			}
+			if err := atLeastOne(c, "n", ""); err != nil {
+				return err
+			}
 			var ks []int
 			for _, p := range strings.Split(c.String("k"), ",") {
 				k, err := strconv.Atoi(strings.TrimSpace(p))
 				if err != nil || k < 1 || k > 100 {
-					return usagef("-k: %q is not a cut-off between 1 and 100", p)
+					return usagef("-k %q is not a cut-off between 1 and 100", p)
 				}
 				ks = append(ks, k)
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -32,8 +33,9 @@ func openStoreFor(c *cli.Context, firstWrite bool) (*anamnesis.Store, error) {
 	}
 	var decayDays float64
 	if c.IsSet(decayFlag.Name) {
-		if decayDays = c.Float64(decayFlag.Name); decayDays < 0 {
-			return nil, usagef("--%s must be a number of days >= 0", decayFlag.Name)
+		// NaN would make every score NaN; +Inf is decay that never decays.
+		if decayDays = c.Float64(decayFlag.Name); !(decayDays >= 0) || math.IsInf(decayDays, 1) {
+			return nil, usagef("--%s must be a number of days >= 0, got %v", decayFlag.Name, decayDays)
 		}
 		if decayDays == 0 {
 			decayDays = -1 // explicitly off, whatever config.json says
@@ -76,6 +78,39 @@ func machineIDOption(c *cli.Context) (string, error) {
 		return "", usagef("machine id %q from %s %v", v, src, err)
 	}
 	return v, nil
+}
+
+// atLeastOne refuses an integer flag that means nothing below 1 (a count
+// of notes or queries) when it is given at all.
+func atLeastOne(c *cli.Context, name, what string) error {
+	if c.IsSet(name) && c.Int(name) < 1 {
+		return usagef("-%s%s must be at least 1, got %d%s", dashes(name), name, c.Int(name), what)
+	}
+	return nil
+}
+
+// positiveDuration refuses a duration flag of zero or less (the sync
+// layer would quietly read it as its default).
+func positiveDuration(c *cli.Context, name string) error {
+	if d := c.Duration(name); d <= 0 {
+		return usagef("--%s must be more than 0, got %s", name, d)
+	}
+	return nil
+}
+
+// portFlag refuses a port no TCP address can have.
+func portFlag(c *cli.Context) error {
+	if p := c.Int("port"); p < 1 || p > 65535 {
+		return usagef("--port must be between 1 and 65535, got %d", p)
+	}
+	return nil
+}
+
+func dashes(name string) string {
+	if len(name) == 1 {
+		return ""
+	}
+	return "-"
 }
 
 // decayFlag sets recency decay for one run of search or eval.

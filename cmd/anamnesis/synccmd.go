@@ -31,6 +31,11 @@ func syncCommand() *cli.Command {
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
+			for _, f := range []string{"timeout", "wait"} {
+				if err := positiveDuration(c, f); err != nil {
+					return err
+				}
+			}
 			// A first sync into an empty directory sets up the store, like
 			// a first write: that is how a second machine starts.
 			return withStoreFor(c, true, func(ctx context.Context, s *anamnesis.Store) error {

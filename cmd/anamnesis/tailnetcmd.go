@@ -35,6 +35,9 @@ func serveCommand() *cli.Command {
 			socketFlag,
 		},
 		Action: func(c *cli.Context) error {
+			if err := portFlag(c); err != nil {
+				return err
+			}
 			s, err := openStore(c)
 			if err != nil {
 				return err
@@ -108,6 +111,9 @@ func peersCommand() *cli.Command {
 			socketFlag, jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
+			if err := portFlag(c); err != nil {
+				return err
+			}
 			d := tailnet.LocalDaemon(c.String("tailscale-socket"))
 			ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
 			defer cancel()
