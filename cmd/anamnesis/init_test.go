@@ -158,3 +158,57 @@ func TestInitRespectsClaudeConfigDirAndRemote(t *testing.T) {
 		t.Errorf("origin %q", out)
 	}
 }
+
+// anmUserIn is anmUser with text on standard input.
+func anmUserIn(t *testing.T, userHome, stdin string, args ...string) result {
+	t.Helper()
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CLAUDE_CONFIG_DIR=") && !strings.HasPrefix(e, "ANAMNESIS_") && !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	env = append(env, "HOME="+userHome, "PATH=/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box")
+	return runCmd(t, env, stdin, args...)
+}
+
+// TestInitReadsEndOfInputAsNo: without --yes, init asks; standard input
+// at its end (closed, /dev/null, no terminal) is "no" and nothing is
+// written; Enter alone is "yes". What it then prints is true of what it
+// did.
+func TestInitReadsEndOfInputAsNo(t *testing.T) {
+	uh := t.TempDir()
+	for _, stdin := range []string{"", "n\n", "no"} {
+		r := anmUserIn(t, uh, stdin, "init", "--local-only")
+		if r.code != 1 || !strings.Contains(r.stdout, "Proceed? [Y/n]") || !strings.Contains(r.stderr, "nothing done") {
+			t.Errorf("stdin %q: exit %d\nstdout: %s\nstderr: %s", stdin, r.code, r.stdout, r.stderr)
+		}
+		if entries, _ := os.ReadDir(uh); len(entries) != 0 {
+			t.Fatalf("stdin %q: init wrote %d entries into the user's home", stdin, len(entries))
+		}
+	}
+	if r := anmUserIn(t, uh, "", "init", "--local-only"); !strings.Contains(r.stderr, "--yes") {
+		t.Errorf("end of input does not say how to proceed without asking: %q", r.stderr)
+	}
+	// settings.json does not exist yet: the plan says it will be created,
+	// not that a backup of it is kept.
+	r := mustOK(t, anmUserIn(t, uh, "\n", "init", "--local-only", "--no-mcp"))
+	for _, want := range []string{"will be created", "claude: hooks installed in", "sync: no remote", "Start a new Claude Code session for the hooks to take effect."} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("init output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "backup") || strings.Contains(r.stdout, "MCP server") || strings.Contains(r.stdout, "from the remote") {
+		t.Errorf("init claims what it did not do:\n%s", r.stdout)
+	}
+	// Again, with everything in place: nothing is said to change.
+	r = mustOK(t, anmUserIn(t, uh, "y", "init", "--local-only", "--no-mcp", "--no-sync"))
+	if !strings.Contains(r.stdout, "already up to date") || !strings.Contains(r.stdout, "claude: hooks already installed") || !strings.HasSuffix(r.stdout, "init: done.\n") {
+		t.Errorf("second init:\n%s", r.stdout)
+	}
+	mustOK(t, anmUserIn(t, uh, "", "uninstall"))
+	r = mustOK(t, anmUserIn(t, uh, "", "uninstall"))
+	if !strings.Contains(r.stdout, "claude: no anamnesis hooks in") || !strings.Contains(r.stdout, "mcp: anamnesis was not registered") {
+		t.Errorf("uninstall with nothing installed claims a removal:\n%s", r.stdout)
+	}
+}

@@ -140,7 +140,10 @@ func runInit(c *cli.Context) error {
 	}
 	if !c.Bool("no-claude") {
 		state := "already up to date"
-		if plan.Changed {
+		switch {
+		case plan.Changed && plan.Old == nil:
+			state = "will be created"
+		case plan.Changed:
 			state = "will be updated (backup: settings.json.bak)"
 		}
 		fmt.Fprintf(w, "  claude     : SessionStart, UserPromptSubmit, PreCompact, SessionEnd hooks in %s, %s\n", plan.Path, state)
@@ -159,9 +162,16 @@ func runInit(c *cli.Context) error {
 		fmt.Fprintln(w, "(--print: nothing was written)")
 		return nil
 	}
-	if !c.Bool("yes") && isTerminal(c.App.Reader) {
+	if !c.Bool("yes") {
+		// Enter alone means yes; end of input (stdin closed, /dev/null,
+		// a script that gave no answer) means no: init changes files
+		// outside the store, which nobody agreed to.
 		fmt.Fprint(w, "Proceed? [Y/n] ")
-		ans, _ := bufio.NewReader(c.App.Reader).ReadString('\n')
+		ans, err := bufio.NewReader(c.App.Reader).ReadString('\n')
+		if err != nil && ans == "" {
+			fmt.Fprintln(w)
+			return cli.Exit("init: nothing done: no answer on standard input (pass --yes to set up without asking)", 1)
+		}
 		if a := strings.ToLower(strings.TrimSpace(ans)); a != "" && a != "y" && a != "yes" {
 			return cli.Exit("init: nothing done", 1)
 		}
@@ -185,6 +195,7 @@ func runInit(c *cli.Context) error {
 	if err := s.EnsureRepo(); err != nil {
 		return err
 	}
+	var activate []string // what a new Claude Code session picks up
 	if !c.Bool("no-git-hooks") {
 		if _, err := hooks.Install(filepath.Join(st.home, note.PortableDir), st.binary, st.home); err != nil {
 			return fmt.Errorf("git hooks: %w", err)
@@ -197,55 +208,76 @@ func runInit(c *cli.Context) error {
 		}
 		if plan.Changed {
 			fmt.Fprintf(w, "claude: hooks installed in %s\n", plan.Path)
+			activate = append(activate, "the hooks")
 		} else {
 			fmt.Fprintf(w, "claude: hooks already installed in %s\n", plan.Path)
 		}
 	}
 	if !c.Bool("no-mcp") {
-		if err := registerMCP(c.Context, w, st, claudeBin, true); err != nil {
-			fmt.Fprintf(w, "mcp: %v (not fatal; run `anamnesis init` again later)\n", err)
+		if changed, err := registerMCP(c.Context, w, st, claudeBin, true); err != nil {
+			fmt.Fprintf(w, "mcp: not registered: %v (not fatal; run `anamnesis init` again later)\n", err)
+		} else if changed {
+			activate = append(activate, "the MCP server")
 		}
 	}
 	if !c.Bool("no-sync") {
 		rep, err := s.Sync(c.Context, anamnesis.SyncOptions{Timeout: 30 * time.Second})
-		if err != nil {
-			fmt.Fprintf(w, "sync: skipped (%v); fix the remote and run `anamnesis sync`\n", err)
-		} else {
-			fmt.Fprintf(w, "sync: committed=%v pushed=%v; %d notes indexed from the remote\n", rep.Committed, rep.Pushed, rep.Reindexed.Added)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "sync: failed: %v; run `anamnesis sync` once that is fixed\n", err)
+		case rep.Remote == "":
+			fmt.Fprintf(w, "sync: no remote; committed local notes: %v\n", rep.Committed)
+		default:
+			fmt.Fprintf(w, "sync: committed=%v fetched=%v pushed=%v; %d notes added to the index\n", rep.Committed, rep.Fetched, rep.Pushed, rep.Reindexed.Added)
 		}
 	}
-	fmt.Fprintln(w, "init: done. Start a new Claude Code session for the hooks and the MCP server to take effect.")
+	if len(activate) > 0 {
+		fmt.Fprintf(w, "init: done. Start a new Claude Code session for %s to take effect.\n", strings.Join(activate, " and "))
+	} else {
+		fmt.Fprintln(w, "init: done.")
+	}
 	return nil
 }
 
-func registerMCP(ctx context.Context, w io.Writer, st setup, claudeBin string, install bool) error {
+// registerMCP adds (install) or removes the MCP server; changed reports
+// whether anything was changed.
+func registerMCP(ctx context.Context, w io.Writer, st setup, claudeBin string, install bool) (changed bool, err error) {
 	if claudeBin != "" {
 		rm := exec.CommandContext(ctx, claudeBin, "mcp", "remove", "--scope", "user", "anamnesis")
-		rm.Run() // absent is fine
+		rmErr := rm.Run() // absent is fine
 		if !install {
-			fmt.Fprintln(w, "mcp: removed (claude mcp remove --scope user anamnesis)")
-			return nil
+			if rmErr != nil {
+				fmt.Fprintln(w, "mcp: nothing removed (`claude mcp remove --scope user anamnesis` found no anamnesis server)")
+			} else {
+				fmt.Fprintln(w, "mcp: removed (claude mcp remove --scope user anamnesis)")
+			}
+			return rmErr == nil, nil
 		}
 		out, err := exec.CommandContext(ctx, claudeBin, hooks.MCPAddArgs(st.binary, st.home)...).CombinedOutput()
 		if err != nil {
-			return fmt.Errorf("claude mcp add failed: %v: %s", err, strings.TrimSpace(string(out)))
+			return true, fmt.Errorf("claude mcp add failed: %v: %s", err, strings.TrimSpace(string(out)))
 		}
 		fmt.Fprintln(w, "mcp: registered anamnesis (user scope)")
-		return nil
+		return true, nil
 	}
 	plan, err := hooks.PlanMCPConfig(hooks.ClaudeJSON(st.userHome), st.binary, st.home, install)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := plan.Apply(); err != nil {
-		return err
+		return false, err
 	}
-	if install {
+	switch {
+	case install && plan.Changed:
 		fmt.Fprintf(w, "mcp: registered anamnesis in %s\n", plan.Path)
-	} else {
+	case install:
+		fmt.Fprintf(w, "mcp: anamnesis already registered in %s\n", plan.Path)
+	case plan.Changed:
 		fmt.Fprintf(w, "mcp: removed anamnesis from %s\n", plan.Path)
+	default:
+		fmt.Fprintf(w, "mcp: anamnesis was not registered in %s\n", plan.Path)
 	}
-	return nil
+	return plan.Changed, nil
 }
 
 func runUninstall(c *cli.Context) error {
@@ -266,9 +298,13 @@ func runUninstall(c *cli.Context) error {
 	if err := plan.Apply(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "claude: anamnesis hooks removed from %s\n", plan.Path)
+	if plan.Changed {
+		fmt.Fprintf(w, "claude: anamnesis hooks removed from %s\n", plan.Path)
+	} else {
+		fmt.Fprintf(w, "claude: no anamnesis hooks in %s\n", plan.Path)
+	}
 	claudeBin, _ := exec.LookPath("claude")
-	if err := registerMCP(c.Context, w, st, claudeBin, false); err != nil {
+	if _, err := registerMCP(c.Context, w, st, claudeBin, false); err != nil {
 		fmt.Fprintf(w, "mcp: %v\n", err)
 	}
 	repo := filepath.Join(st.home, note.PortableDir)
@@ -280,13 +316,4 @@ func runUninstall(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "uninstall: done. Your notes are still in %s.\n", st.home)
 	return nil
-}
-
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -47,7 +47,7 @@ func (v *visibleWriter) Write(p []byte) (int, error) {
 // pipe): the writer under w's escaping, unless it is a terminal.
 func rawWriter(w io.Writer) io.Writer {
 	if v, ok := w.(*visibleWriter); ok {
-		if f, ok := v.w.(*os.File); ok && isTerminal(f) {
+		if f, ok := v.w.(*os.File); ok && isCharDevice(f) {
 			return w
 		}
 		return v.w
@@ -136,4 +136,11 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// isCharDevice reports whether f is a terminal (or another character
+// device, which shows bytes to a person as well).
+func isCharDevice(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
