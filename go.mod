@@ -9,6 +9,7 @@ require (
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/urfave/cli/v2 v2.27.7
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/term v0.45.0
 	modernc.org/libc v1.77.1
 	modernc.org/sqlite v1.60.1
 	tailscale.com v1.102.5

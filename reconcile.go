@@ -152,12 +152,18 @@ func (s *Store) produceChanges(ctx context.Context, files []located, yield func(
 			}
 		}
 	}()
+	const stage = "rebuilding the index from the note files"
+	defer s.progress("", 0, 0)
+	s.progressLarge(stage, 0, len(files))
+	done := 0
 	for changes := range chunks {
 		for _, c := range changes {
 			if err := yield(c); err != nil {
 				return err
 			}
 		}
+		done += len(changes)
+		s.progressLarge(stage, done, len(files))
 	}
 	select {
 	case err := <-readErr:
@@ -177,6 +183,15 @@ func (s *Store) memoryHead() (plumbing.Hash, error) {
 		return plumbing.ZeroHash, err
 	}
 	return r.Head()
+}
+
+// progressLarge reports progress of a batch only when it is large enough
+// to take noticeable time (a first index, a big pull); small reconciles
+// run on every command and hook and stay silent.
+func (s *Store) progressLarge(stage string, done, total int) {
+	if total >= 200 {
+		s.progress(stage, done, total)
+	}
 }
 
 // Plan compares the trees with the index's per-file state and returns the
@@ -268,7 +283,9 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 		}
 		changes = append(changes, more...)
 	}
+	s.progressLarge("indexing changed note files", 0, len(changes))
 	res, err := s.ix.Apply(ctx, changes)
+	s.progressLarge("", 0, len(changes))
 	if err != nil {
 		return ReconcileReport{}, err
 	}

@@ -60,6 +60,12 @@ type Options struct {
 	// DecayDays overrides config.json's recall_decay_days: > 0 sets the
 	// decay constant in days, < 0 turns decay off, 0 keeps the config.
 	DecayDays float64
+	// Progress receives progress of long work (a rebuild of the index, a
+	// large reindex, the stages of a sync): stage names what is being done,
+	// done of total items (total 0: a stage without a count); an empty
+	// stage means the work is over (a printer clears its line). Nil
+	// discards it. It is called from the goroutine doing the work.
+	Progress func(stage string, done, total int)
 	// Create makes Open set up a new store at home (its directories) when
 	// there is none. Without it, Open of a directory that holds no store
 	// fails with ErrNoStore, so a mistyped home is an error, not a new
@@ -109,6 +115,7 @@ type Store struct {
 	remote    string
 	busy      time.Duration
 	notice    func(string)
+	progress  func(stage string, done, total int)
 	now       func() time.Time
 
 	deferRebuild bool
@@ -143,6 +150,7 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		memory:    note.Tree{Root: filepath.Join(home, note.PortableDir), Scope: note.ScopePortable},
 		local:     note.Tree{Root: filepath.Join(home, note.LocalDir), Scope: note.ScopeMachineLocal},
 		notice:    opts.Notice,
+		progress:  opts.Progress,
 		now:       opts.Now,
 		remote:    strings.TrimSpace(opts.Remote),
 		busy:      opts.BusyTimeout,
@@ -158,6 +166,9 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	}
 	if s.notice == nil {
 		s.notice = func(string) {}
+	}
+	if s.progress == nil {
+		s.progress = func(string, int, int) {}
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -636,5 +637,93 @@ func TestMeaninglessConfidenceAndConfigValuesAreRefused(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"tailnet_allow_tags": "tag:laptop"}`), 0o600)
 	if _, err := LoadConfig(home); err == nil || !strings.Contains(err.Error(), "tailnet_allow_tags") {
 		t.Errorf("tailnet_allow_tags as a string: %v", err)
+	}
+}
+
+type progressCall struct {
+	stage       string
+	done, total int
+}
+
+type progressLog struct {
+	mu    sync.Mutex
+	calls []progressCall
+}
+
+func (p *progressLog) add(stage string, done, total int) {
+	p.mu.Lock()
+	p.calls = append(p.calls, progressCall{stage, done, total})
+	p.mu.Unlock()
+}
+
+// stage returns the calls of one stage, checking that done only grows.
+func (p *progressLog) stage(t *testing.T, name string) []progressCall {
+	t.Helper()
+	var out []progressCall
+	for _, c := range p.calls {
+		if c.stage == name {
+			if len(out) > 0 && c.done < out[len(out)-1].done {
+				t.Errorf("%s: done went back: %v", name, p.calls)
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Long work reports its progress: a rebuild counts the notes, a first
+// sync names its stages and counts the notes it indexes, and each ends
+// with the empty stage that tells a printer to clear its line.
+func TestProgressOfLongWork(t *testing.T) {
+	const notes = 300
+	hub := filepath.Join(t.TempDir(), "hub.git")
+	if out, err := exec.Command("git", "init", "--bare", "-b", "main", hub).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	a := t.TempDir()
+	tree := note.Tree{Root: filepath.Join(a, note.PortableDir), Scope: note.ScopePortable}
+	for i := 0; i < notes; i++ {
+		n := note.New(note.TypeSemantic, fmt.Sprintf("note %d", i), "body", time.Now())
+		n.MachineID = "a"
+		if _, err := tree.Write(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pa progressLog
+	sa, err := Open(ctx, a, Options{MachineID: "a", Remote: hub, Progress: pa.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sa.Close()
+	rb := pa.stage(t, "rebuilding the index from the note files")
+	if len(rb) < 2 || rb[0] != (progressCall{rb[0].stage, 0, notes}) || rb[len(rb)-1].done != notes || pa.calls[len(pa.calls)-1].stage != "" {
+		t.Fatalf("rebuild progress: %v", pa.calls)
+	}
+	if _, err := sa.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	var pb progressLog
+	sb, err := Open(ctx, t.TempDir(), Options{MachineID: "b", Remote: hub, Progress: pb.add, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	pb.calls = nil
+	if _, err := sb.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var stages []string
+	for _, c := range pb.calls {
+		if len(stages) == 0 || stages[len(stages)-1] != c.stage {
+			stages = append(stages, c.stage)
+		}
+	}
+	want := []string{"sync: committing local notes", "sync: fetching", "sync: merging", "indexing changed note files", ""}
+	if strings.Join(stages, "|") != strings.Join(want, "|") {
+		t.Errorf("first sync stages %q, want %q", stages, want)
+	}
+	if ix := pb.stage(t, "indexing changed note files"); len(ix) == 0 || ix[0].total != notes {
+		t.Errorf("indexing progress: %v", ix)
 	}
 }

@@ -162,12 +162,14 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 	if err := s.writable("sync"); err != nil {
 		return out, err
 	}
+	defer s.progress("", 0, 0)
 	r, err := s.repo()
 	if err != nil {
 		return out, err
 	}
 	hub, peers, discoverErr := s.syncTargets(ctx)
-	rep, err := r.Sync(ctx, gitsync.Options{Remote: hub, Peers: peers, Timeout: opts.Timeout, LockWait: opts.LockWait})
+	rep, err := r.Sync(ctx, gitsync.Options{Remote: hub, Peers: peers, Timeout: opts.Timeout, LockWait: opts.LockWait,
+		Progress: func(stage string) { s.progress("sync: "+stage, 0, 0) }})
 	out.Committed, out.Fetched, out.Merged, out.Pushed, out.Head = rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, rep.Head
 	out.ConflictCopies = homePaths(rep.ConflictCopies)
 	out.Peers = rep.Peers
@@ -256,7 +258,9 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 	if len(changes) == 0 {
 		return index.Result{}, nil
 	}
+	s.progressLarge("indexing changed note files", 0, len(changes))
 	res, err := s.ix.Apply(ctx, changes)
+	s.progressLarge("", 0, len(changes))
 	if err != nil {
 		return res, err
 	}

@@ -21,9 +21,16 @@ type Options struct {
 	Timeout    time.Duration // per fetch or push (default 60 s)
 	LockWait   time.Duration // how long to wait for another sync (default 30 s)
 	MaxRetries int           // fetch-merge-push rounds when a push is rejected (default 5)
+	// Progress, if set, is told each stage as it starts ("committing
+	// local notes", "fetching", "merging", "pushing"), so a long first
+	// sync can show what it is doing. It never sees a URL.
+	Progress func(stage string)
 }
 
 func (o *Options) defaults() {
+	if o.Progress == nil {
+		o.Progress = func(string) {}
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = 60 * time.Second
 	}
@@ -74,6 +81,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 		return rep, err
 	}
 	rep.Old = before.String()
+	opts.Progress("committing local notes")
 	head, committed, err := g.CommitAll()
 	if err != nil {
 		return rep, fmt.Errorf("commit local notes: %w", err)
@@ -103,6 +111,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 	}
 	for round := 1; round <= opts.MaxRetries; round++ {
 		rep.Rounds = round
+		opts.Progress("fetching")
 		fetched, theirs, err := g.fetch(ctx, opts, auth)
 		if err != nil {
 			return rep, err
@@ -111,6 +120,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 		if g.beforeMerge != nil {
 			g.beforeMerge()
 		}
+		opts.Progress("merging")
 		res, err := g.Merge(theirs)
 		if errors.Is(err, ErrDirtyPath) && round < opts.MaxRetries {
 			// A note was edited while we merged: nothing was touched.
@@ -132,6 +142,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 		if res.New.IsZero() || res.New == theirs {
 			return rep, nil // nothing of ours the remote lacks
 		}
+		opts.Progress("pushing")
 		pushed, retry, err := g.push(ctx, opts, auth)
 		if err != nil {
 			return rep, err

@@ -186,8 +186,13 @@ func runInit(c *cli.Context) error {
 		return err
 	}
 	fmt.Fprintf(w, "config: wrote %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
+	progress := newProgressLine(c.App.ErrWriter) // the first sync can take a while
 	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{MachineID: st.machine, Remote: st.remote, Create: true,
-		Notice: func(m string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", m) }})
+		Progress: progress.update,
+		Notice: func(m string) {
+			progress.clear()
+			fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", m)
+		}})
 	if err != nil {
 		return err
 	}

@@ -41,10 +41,15 @@ func openStoreFor(c *cli.Context, firstWrite bool) (*anamnesis.Store, error) {
 			decayDays = -1 // explicitly off, whatever config.json says
 		}
 	}
+	progress := newProgressLine(c.App.ErrWriter)
 	return anamnesis.Open(c.Context, home, anamnesis.Options{
 		MachineID: machineID,
 		Remote:    os.Getenv("ANAMNESIS_GIT_REMOTE"),
-		Notice:    func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
+		Notice: func(s string) {
+			progress.clear()
+			fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s)
+		},
+		Progress:  progress.update,
 		DecayDays: decayDays,
 		Create:    firstWrite && isEmptyDir(home),
 	})
