@@ -23,6 +23,13 @@ type progressLine struct {
 }
 
 func newProgressLine(w io.Writer) *progressLine {
+	// The line is drawn with a terminal escape, which the escaping writer
+	// run() puts around stderr would show as text; its text is the
+	// store's own stage names, never note text, so it goes to the
+	// terminal directly.
+	if v, ok := w.(*visibleWriter); ok {
+		w = v.w
+	}
 	f, ok := w.(*os.File)
 	return &progressLine{w: w, tty: ok && term.IsTerminal(int(f.Fd()))}
 }
