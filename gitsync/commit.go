@@ -200,8 +200,10 @@ func (g *Repo) stageTouched(idx *index.Index, paths []string, known map[string]*
 }
 
 // worktreePaths lists every file under the worktree except .git and
-// in-flight temporary files.
-func (g *Repo) worktreePaths() ([]string, error) {
+// in-flight temporary files. With removeLeftovers, checkout temporary
+// files are deleted as they are met: only a caller holding the lock may
+// ask for that, because only then is no checkout writing them.
+func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
 	var out []string
 	err := filepath.WalkDir(g.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -217,10 +219,12 @@ func (g *Repo) worktreePaths() ([]string, error) {
 			return nil
 		}
 		if isTempName(d.Name()) {
-			// A checkout temp file (made only under the lock we hold) is
-			// left by a killed sync: remove it. Writers' own temp files
-			// (.tmp-anamnesis-*) are not ours to touch.
-			if strings.HasSuffix(d.Name(), ".anamnesis-tmp") {
+			// Under the lock, a checkout temp file was left by a killed
+			// sync. Without it, it may belong to a sync running right now,
+			// between writing and renaming it: removing it made that sync
+			// fail half way. Writers' own temp files (.tmp-anamnesis-*)
+			// are never ours to touch.
+			if removeLeftovers && strings.HasSuffix(d.Name(), ".anamnesis-tmp") {
 				os.Remove(p)
 			}
 			return nil
@@ -257,7 +261,7 @@ func (g *Repo) CommitAll() (plumbing.Hash, bool, error) {
 		return plumbing.ZeroHash, false, err
 	}
 	known := entryMap(idx)
-	paths, err := g.worktreePaths()
+	paths, err := g.worktreePaths(true)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -329,7 +333,8 @@ func (g *Repo) commit(idx *index.Index, known map[string]*index.Entry, paths []s
 }
 
 // Dirty reports whether the worktree differs from HEAD. It stops at the
-// first difference and writes nothing: files whose size and mtime match
+// first difference and changes nothing, in memory/ or .git, so it is
+// safe without the lock while a sync runs: files whose size and mtime match
 // the index are trusted, the rest are hashed and compared.
 func (g *Repo) Dirty() (bool, error) {
 	idx, err := g.loadIndex()
@@ -337,7 +342,7 @@ func (g *Repo) Dirty() (bool, error) {
 		return false, err
 	}
 	known := entryMap(idx)
-	paths, err := g.worktreePaths()
+	paths, err := g.worktreePaths(false) // no lock held: look, never touch
 	if err != nil {
 		return false, err
 	}

@@ -291,7 +291,7 @@ func (g *Repo) checkout(from, to plumbing.Hash) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := writeWorktreeFile(abs, data, c.e.Mode, perFile); err != nil {
+		if err := writeWorktreeFile(abs, data, c.e.Mode, perFile, g.checkoutTemp); err != nil {
 			return nil, err
 		}
 	}
@@ -329,7 +329,7 @@ func (g *Repo) checkout(from, to plumbing.Hash) ([]string, error) {
 	return paths, nil
 }
 
-func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode, durable bool) error {
+func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode, durable bool, beforeRename func(string)) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(abs), err)
 	}
@@ -361,6 +361,9 @@ func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode, durable 
 			}
 		}
 		f.Close()
+	}
+	if beforeRename != nil {
+		beforeRename(tmp)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
 		os.Remove(tmp)

@@ -37,6 +37,10 @@ type Repo struct {
 	// beforeMerge runs between fetch and merge; tests use it to edit notes
 	// at the worst moment.
 	beforeMerge func()
+	// checkoutTemp runs while a checkout's temporary file exists, before
+	// it is renamed into place; tests use it to run a reader at that
+	// moment.
+	checkoutTemp func(tmp string)
 }
 
 // Open opens the repository at dir, initializing it (branch main) on first

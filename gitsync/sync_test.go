@@ -666,3 +666,51 @@ func TestHostileMachineIDStillMakesCommitsGitAccepts(t *testing.T) {
 		t.Errorf("author email %q", log)
 	}
 }
+
+// TestStatusDuringCheckoutLeavesItAlone: `anamnesis status` (another
+// process, no lock) asks whether memory/ is dirty while a sync is writing
+// the files it pulled. The reader must not touch the checkout's temporary
+// files: removing one made the sync fail ("rename ... no such file or
+// directory") with the pulled notes half written, and the next sync then
+// committed the other machine's notes as a local commit.
+func TestStatusDuringCheckoutLeavesItAlone(t *testing.T) {
+	hub := newHub(t)
+	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
+	for i := 0; i < 5; i++ {
+		a.write(mkNote(a, fmt.Sprintf("note %d", i), "from a"))
+	}
+	a.sync()
+	reader, err := Open(b.repo.Dir(), "b", nil) // what a status process opens
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	b.repo.checkoutTemp = func(tmp string) {
+		if seen++; seen < 3 {
+			return // a few files already in place, as deep into a long pull
+		}
+		if _, err := reader.Dirty(); err != nil {
+			t.Errorf("status during checkout: %v", err)
+		}
+		if _, err := os.Stat(tmp); err != nil {
+			t.Errorf("the reader touched the checkout: %v", err)
+		}
+	}
+	b.advance()
+	rep, err := b.repo.Sync(ctx, Options{Remote: hub, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Errorf("sync with a reader alongside: %v", err) // go on: the next sync shows the harm
+	} else if seen != 5 || !rep.FastForward {
+		t.Fatalf("checkout wrote %d files (want 5), report %+v", seen, rep)
+	}
+	b.repo.checkoutTemp = nil
+	rep = b.sync()
+	if rep.Committed {
+		t.Error("the next sync committed pulled notes as local changes")
+	}
+	if hubHead := strings.TrimSpace(gitCmd(t, hub, "rev-parse", "main")); rep.Head != hubHead {
+		t.Errorf("b's head %s is not the hub's %s", rep.Head, hubHead)
+	}
+	sameTrees(t, a, b)
+	b.fsck()
+}
