@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
@@ -193,14 +194,16 @@ func SyncChecks(ctx context.Context, s *Store) []Check {
 	return out
 }
 
+// writableCheck asks the kernel (access(2)) whether dir may be written,
+// without writing: doctor is a reader, and only the holder of the sync
+// lock may change memory/ (a file created there, even briefly, is a change
+// a running sync could meet). A read-only mount answers EROFS.
 func writableCheck(name, dir string) Check {
-	f, err := os.CreateTemp(dir, ".tmp-anamnesis-doctor-*")
-	if err != nil {
+	const wOK = 0x2 // W_OK
+	if err := syscall.Access(dir, wOK); err != nil {
 		return Check{Name: name, State: CheckProblem, Detail: fmt.Sprintf("%s is not writable: %v", dir, err),
 			Fix: "check the permissions and free space of " + dir}
 	}
-	f.Close()
-	os.Remove(f.Name())
 	return Check{Name: name, State: CheckOK, Detail: dir + " is writable"}
 }
 
