@@ -375,6 +375,9 @@ func rememberInjected(dir, session string, ids []string) error {
 		}
 	}
 	data, _ := json.Marshal(st)
+	if err := privateDir(dir); err != nil {
+		return err
+	}
 	// A cache of what this session was shown: losing it in a crash only
 	// means a note may be shown twice, so no fsync on the hook's path.
 	if err := note.ReplaceFile(sessionFile(dir, session), data); err != nil {
@@ -400,29 +403,40 @@ func pruneState(dir string) {
 
 // SpawnSync starts `anamnesis sync` detached (own session, no stdio
 // attached to the hook), so the hook returns at once and Claude Code
-// never waits for the network. Output goes to <home>/state/sync.log.
+// never waits for the network. Its report is appended to
+// <home>/state/sync.log (see LogEnv).
 func SpawnSync(binary, storeHome string) error {
 	return spawn(binary, storeHome, "sync")
 }
 
 // SpawnReindex starts `anamnesis reindex` detached, for a hook that found
-// the index needing a rebuild (opening the store rebuilds it). Output goes
-// to <home>/state/reindex.log.
+// the index needing a rebuild (opening the store rebuilds it). Its report
+// is appended to <home>/state/reindex.log.
 func SpawnReindex(binary, storeHome string) error {
 	return spawn(binary, storeHome, "reindex")
 }
 
+// spawn starts `anamnesis COMMAND` detached. The command writes its own
+// report to the log through LogEnv, in one block when it ends; the log is
+// also its stdout and stderr, opened for appending (never truncated:
+// several hooks start syncs at once), so that whatever the runtime itself
+// prints (a crash) is kept too.
 func spawn(binary, storeHome, command string) error {
-	dir := filepath.Join(storeHome, "state")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := stateDir(storeHome)
+	if err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(dir, command+".log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	logPath := filepath.Join(dir, command+".log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
+	if err := logf.Chmod(0o600); err != nil { // an older version made it 0644
+		return fmt.Errorf("make %s private: %w", logPath, err)
+	}
 	cmd := exec.Command(binary, "--home", storeHome, command)
+	cmd.Env = append(os.Environ(), LogEnv+"="+logPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Stdin = nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

@@ -1,0 +1,164 @@
+package hooks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// LogEnv names the log file a detached command (started by SpawnSync or
+// SpawnReindex) appends its report to. The command's output is collected
+// in a LogBuffer and appended as one block when it ends, so reports of
+// syncs started by several sessions at once never interleave, and none
+// truncates another's.
+const LogEnv = "ANAMNESIS_LOG"
+
+// MaxLogSize is the size beyond which a log is moved to <log>.1 (the one
+// older generation kept) before the next report is appended: enough for
+// thousands of syncs, and bounded on a machine that syncs for years.
+const MaxLogSize = 1 << 20
+
+// LogBuffer collects a command's output (stdout and stderr together, in
+// order) with every line stamped with the time it was written and the
+// process id. It is safe for concurrent use.
+type LogBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	pid     int
+	now     func() time.Time
+	midLine bool
+}
+
+// NewLogBuffer returns an empty buffer stamping lines with pid and now
+// (nil: time.Now).
+func NewLogBuffer(pid int, now func() time.Time) *LogBuffer {
+	if now == nil {
+		now = time.Now
+	}
+	return &LogBuffer{pid: pid, now: now}
+}
+
+// Write implements io.Writer.
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	for len(p) > 0 {
+		if !b.midLine {
+			b.buf.WriteString(b.now().UTC().Format("2006-01-02T15:04:05.000Z") + " pid " + strconv.Itoa(b.pid) + " ")
+			b.midLine = true
+		}
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			b.buf.Write(p)
+			break
+		}
+		b.buf.Write(p[:i+1])
+		b.midLine = false
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+// Bytes returns what was written, every line complete (a last line
+// without its newline gets one).
+func (b *LogBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := append([]byte(nil), b.buf.Bytes()...)
+	if b.midLine {
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// AppendLog appends block to the log at path in a single write, creating
+// the file 0600 (a report names the remote and may quote errors) and
+// making an older, wider one 0600. Appenders take an flock on the file,
+// so a rotation to path+".1" (when the log would pass max bytes) never
+// races another appender: whoever finds the file renamed from under it
+// opens the new one.
+func AppendLog(path string, block []byte, max int64) error {
+	if len(block) == 0 {
+		return nil
+	}
+	for attempt := 0; attempt < 8; attempt++ {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("open log %s: %w", path, err)
+		}
+		done, err := appendLocked(f, path, block, max)
+		f.Close()
+		if err != nil || done {
+			return err
+		}
+	}
+	return fmt.Errorf("append to log %s: it keeps being rotated", path)
+}
+
+// appendLocked writes block to f under an flock, unless path no longer
+// names f (another appender rotated it: done is false, try again), or f
+// is full (rotate it and report not done, so the caller opens a new one).
+func appendLocked(f *os.File, path string, block []byte, max int64) (done bool, err error) {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return false, fmt.Errorf("lock log %s: %w", path, err)
+	}
+	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("stat log %s: %w", path, err)
+	}
+	cur, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && !os.SameFile(fi, cur)) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("stat log %s: %w", path, err)
+	}
+	if fi.Size() > 0 && fi.Size()+int64(len(block)) > max {
+		if err := os.Rename(path, path+".1"); err != nil {
+			return false, fmt.Errorf("rotate log %s: %w", path, err)
+		}
+		return false, nil
+	}
+	if fi.Mode().Perm() != 0o600 {
+		if err := f.Chmod(0o600); err != nil {
+			return false, fmt.Errorf("make log %s private: %w", path, err)
+		}
+	}
+	if _, err := f.Write(block); err != nil {
+		return false, fmt.Errorf("append to log %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// stateDir creates <home>/state private to the user (0700): it holds the
+// background logs and what each session was shown.
+func stateDir(home string) (string, error) {
+	dir := filepath.Join(home, "state")
+	return dir, privateDir(dir)
+}
+
+// privateDir creates dir with mode 0700, tightening one an older version
+// made 0755.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", dir, err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("make %s private: %w", dir, err)
+		}
+	}
+	return nil
+}
