@@ -201,8 +201,5 @@ func SaveConfig(home string, c Config) error {
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", home, err)
 	}
-	if err := note.WriteFileAtomic(p, append(data, '\n')); err != nil {
-		return err
-	}
-	return os.Chmod(p, 0o600)
+	return note.WritePrivateFileAtomic(p, append(data, '\n'))
 }

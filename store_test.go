@@ -727,3 +727,37 @@ func TestProgressOfLongWork(t *testing.T) {
 		t.Errorf("indexing progress: %v", ix)
 	}
 }
+
+// TestConfigIsNeverReadableByOthers: config.json may hold a token in its
+// remote, so it is 0600 from the moment it exists under its name, never
+// wider in between (a reader watching the directory saw 0644 while it
+// was replaced, before the chmod).
+func TestConfigIsNeverReadableByOthers(t *testing.T) {
+	home := t.TempDir()
+	p := filepath.Join(home, ConfigFile)
+	stop := make(chan struct{})
+	seen := make(chan os.FileMode, 1)
+	go func() {
+		defer close(seen)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0o600 {
+				seen <- fi.Mode().Perm()
+				return
+			}
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		if err := SaveConfig(home, Config{MachineID: "desk", Remote: fmt.Sprintf("https://me:tok%d@h.example/r", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if m, ok := <-seen; ok {
+		t.Errorf("config.json was %v for a moment", m)
+	}
+}

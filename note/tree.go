@@ -39,13 +39,20 @@ func (t Tree) Write(n *Note) (string, error) {
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory, fsyncs it and renames it into place, so a crash leaves either
 // the old file or the new one, never half of one.
-func WriteFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+func WriteFileAtomic(path string, data []byte) error { return writeFile(path, data, true, 0o644) }
+
+// WritePrivateFileAtomic is WriteFileAtomic for a file only its owner may
+// read (one that can hold a secret): mode 0600 before it takes its name,
+// so it is never readable by others, not even for a moment.
+func WritePrivateFileAtomic(path string, data []byte) error {
+	return writeFile(path, data, true, 0o600)
+}
 
 // ReplaceFile is WriteFileAtomic without the fsyncs, for caches whose loss
 // costs nothing (a reader still never sees half a file).
-func ReplaceFile(path string, data []byte) error { return writeFile(path, data, false) }
+func ReplaceFile(path string, data []byte) error { return writeFile(path, data, false, 0o644) }
 
-func writeFile(path string, data []byte, durable bool) (err error) {
+func writeFile(path string, data []byte, durable bool, perm os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)
@@ -72,7 +79,7 @@ func writeFile(path string, data []byte, durable bool) (err error) {
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
 	}
-	if err = os.Chmod(tmp, 0o644); err != nil {
+	if err = os.Chmod(tmp, perm); err != nil {
 		return fmt.Errorf("chmod %s: %w", tmp, err)
 	}
 	if err = os.Rename(tmp, path); err != nil {
