@@ -48,7 +48,7 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 	heads := make([]plumbing.Hash, len(peers))
 	var wg sync.WaitGroup
 	for i, u := range peers {
-		results[i].URL = u
+		results[i].URL = Redact(u)
 		wg.Add(1)
 		go func(i int, u string) {
 			defer wg.Done()
@@ -56,7 +56,7 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 			results[i].Fetched = fetched
 			heads[i] = h
 			if err != nil {
-				results[i].Error = err.Error()
+				results[i].Error = redactErr(err, u).Error()
 			}
 		}(i, u)
 	}
@@ -92,7 +92,7 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 			}
 		}
 		if err != nil {
-			return results, conflicts, fmt.Errorf("merge %s: %w", peers[i], err)
+			return results, conflicts, fmt.Errorf("merge %s: %w", Redact(peers[i]), err)
 		}
 		results[i].Merged = res.Merged || res.FastFwd
 		conflicts = append(conflicts, res.Conflicts...)
@@ -158,18 +158,20 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 	if head, err := g.Head(); err == nil && !head.IsZero() {
 		st.refs[branchRef] = plumbing.NewHashReference(branchRef, head) // our history, so only new objects come
 	}
-	remote := git.NewRemote(st, &config.RemoteConfig{Name: name, URLs: []string{u}})
+	remote := git.NewRemote(st, &config.RemoteConfig{Name: name, URLs: []string{withoutSecret(u)}})
 	ref := plumbing.NewRemoteReferenceName(name, Branch)
-	auth, err := authFor(u)
+	auth, err := newRemoteAuth(u, g.dir)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
 	fctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	err = bounded(fctx, func() error {
-		return remote.FetchContext(fctx, &git.FetchOptions{
-			RefSpecs: []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + ref.String())},
-			Auth:     auth, Tags: git.NoTags,
+	err = auth.do(fctx, func(a transport.AuthMethod) error {
+		return bounded(fctx, func() error {
+			return remote.FetchContext(fctx, &git.FetchOptions{
+				RefSpecs: []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + ref.String())},
+				Auth:     a, Tags: git.NoTags,
+			})
 		})
 	})
 	fetched := err == nil

@@ -86,8 +86,21 @@ func (g *Repo) configure(remote string, manageRemote bool) error {
 		cfg.Raw.Section("pack").SetOption("window", "0")
 		changed = true
 	}
+	// .git/config is readable by every local user and printed by git
+	// tools: it keeps the remote without its secret, which stays where the
+	// user put it (config.json or ANAMNESIS_GIT_REMOTE) and reaches go-git
+	// as an auth method. An older version stored it whole: clean that.
+	remote = withoutSecret(remote)
+	cur, ok := cfg.Remotes[RemoteName]
+	if ok && !manageRemote {
+		for i, u := range cur.URLs {
+			if clean := withoutSecret(u); clean != u {
+				cur.URLs[i] = clean
+				changed = true
+			}
+		}
+	}
 	if manageRemote {
-		cur, ok := cfg.Remotes[RemoteName]
 		switch {
 		case remote == "" && ok:
 			delete(cfg.Remotes, RemoteName)

@@ -61,9 +61,14 @@ type Report struct {
 // remote, merge it, push, and retry from the fetch (a bounded number of
 // times) when someone else pushed first. Local notes are committed before
 // anything touches the network, so a failed fetch or push loses nothing.
-func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
+//
+// No credential leaves where the user put it: the report and every error
+// show remotes redacted (see Redact), and .git/config keeps the remote
+// without its secret.
+func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	opts.defaults()
-	rep := Report{Remote: opts.Remote, ConflictCopies: []string{}}
+	defer func() { err = redactErr(err, append([]string{opts.Remote}, opts.Peers...)...) }()
+	rep = Report{Remote: Redact(opts.Remote), ConflictCopies: []string{}}
 	lock, err := AcquireAs(ctx, g.gitDir, opts.LockWait, PurposeSync)
 	if err != nil {
 		return rep, err
@@ -105,7 +110,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 	if opts.Remote == "" {
 		return rep, nil
 	}
-	auth, err := authFor(opts.Remote)
+	auth, err := newRemoteAuth(opts.Remote, g.dir)
 	if err != nil {
 		return rep, err
 	}
@@ -155,21 +160,23 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (Report, error) {
 			return rep, nil
 		}
 	}
-	return rep, fmt.Errorf("push to %s: rejected %d times (others keep pushing); local notes are committed, run sync again", opts.Remote, opts.MaxRetries)
+	return rep, fmt.Errorf("push to %s: rejected %d times (others keep pushing); local notes are committed, run sync again", Redact(opts.Remote), opts.MaxRetries)
 }
 
 // fetch updates refs/remotes/origin/main and returns its hash (zero when
 // the remote is empty or has no main yet).
-func (g *Repo) fetch(ctx context.Context, opts Options, auth transport.AuthMethod) (bool, plumbing.Hash, error) {
+func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (bool, plumbing.Hash, error) {
 	fctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	remoteRef := plumbing.NewRemoteReferenceName(RemoteName, Branch)
-	err := bounded(fctx, func() error {
-		return g.r.FetchContext(fctx, &git.FetchOptions{
-			RemoteName: RemoteName,
-			RefSpecs:   []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + remoteRef.String())},
-			Auth:       auth,
-			Tags:       git.NoTags,
+	err := auth.do(fctx, func(a transport.AuthMethod) error {
+		return bounded(fctx, func() error {
+			return g.r.FetchContext(fctx, &git.FetchOptions{
+				RemoteName: RemoteName,
+				RefSpecs:   []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + remoteRef.String())},
+				Auth:       a,
+				Tags:       git.NoTags,
+			})
 		})
 	})
 	fetched := err == nil
@@ -179,9 +186,9 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth transport.AuthMetho
 		strings.Contains(err.Error(), "couldn't find remote ref"):
 		return false, plumbing.ZeroHash, nil
 	case errors.Is(fctx.Err(), context.DeadlineExceeded):
-		return false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: no answer within %s; local notes are committed", opts.Remote, opts.Timeout)
+		return false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: no answer within %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
 	default:
-		return false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: %w; local notes are committed", opts.Remote, err)
+		return false, plumbing.ZeroHash, networkError("fetch from", opts.Remote, err)
 	}
 	ref, err := g.r.Reference(remoteRef, true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
@@ -195,14 +202,16 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth transport.AuthMetho
 
 // push sends main. retry reports a rejection that another fetch and merge
 // can fix (someone pushed first).
-func (g *Repo) push(ctx context.Context, opts Options, auth transport.AuthMethod) (pushed, retry bool, err error) {
+func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth) (pushed, retry bool, err error) {
 	pctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	err = bounded(pctx, func() error {
-		return g.r.PushContext(pctx, &git.PushOptions{
-			RemoteName: RemoteName,
-			RefSpecs:   []config.RefSpec{config.RefSpec(branchRef.String() + ":" + branchRef.String())},
-			Auth:       auth,
+	err = auth.do(pctx, func(a transport.AuthMethod) error {
+		return bounded(pctx, func() error {
+			return g.r.PushContext(pctx, &git.PushOptions{
+				RemoteName: RemoteName,
+				RefSpecs:   []config.RefSpec{config.RefSpec(branchRef.String() + ":" + branchRef.String())},
+				Auth:       a,
+			})
 		})
 	})
 	switch {
@@ -213,10 +222,25 @@ func (g *Repo) push(ctx context.Context, opts Options, auth transport.AuthMethod
 	case errors.Is(err, git.ErrForceNeeded) || isRejection(err):
 		return false, true, nil
 	case errors.Is(pctx.Err(), context.DeadlineExceeded):
-		return false, false, fmt.Errorf("push to %s: no answer within %s; local notes are committed", opts.Remote, opts.Timeout)
+		return false, false, fmt.Errorf("push to %s: no answer within %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
 	default:
-		return false, false, fmt.Errorf("push to %s: %w; local notes are committed", opts.Remote, err)
+		return false, false, networkError("push to", opts.Remote, err)
 	}
+}
+
+// networkError is a failed fetch or push in one line: a refusal of the
+// credentials or a missing repository without the page the server sent
+// along (a host's HTML error page), anything else with go-git's text;
+// the remote always redacted.
+func networkError(what, remote string, err error) error {
+	var aerr *AuthError
+	switch {
+	case errors.As(err, &aerr):
+		return fmt.Errorf("%w; local notes are committed", aerr)
+	case errors.Is(err, transport.ErrRepositoryNotFound):
+		return fmt.Errorf("%s %s: %w; local notes are committed", what, Redact(remote), transport.ErrRepositoryNotFound)
+	}
+	return fmt.Errorf("%s %s: %w; local notes are committed", what, Redact(remote), err)
 }
 
 // bounded returns when fn does or when ctx ends, whichever is first.
@@ -278,23 +302,33 @@ func (g *Repo) HasCommit(h plumbing.Hash) bool {
 }
 
 // Reachable asks remote for its references (nothing is fetched).
-func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Duration) error {
-	auth, err := authFor(remote)
+// Credentials are found as a sync finds them; errors show the remote
+// redacted, in one line.
+func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Duration) (err error) {
+	defer func() { err = redactErr(err, remote) }()
+	auth, err := newRemoteAuth(remote, g.dir)
 	if err != nil {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	rem := git.NewRemote(g.r.Storer, &config.RemoteConfig{Name: "probe", URLs: []string{remote}})
-	err = bounded(rctx, func() error {
-		_, err := rem.ListContext(rctx, &git.ListOptions{Auth: auth})
-		return err
+	rem := git.NewRemote(g.r.Storer, &config.RemoteConfig{Name: "probe", URLs: []string{withoutSecret(remote)}})
+	err = auth.do(rctx, func(a transport.AuthMethod) error {
+		return bounded(rctx, func() error {
+			_, err := rem.ListContext(rctx, &git.ListOptions{Auth: a})
+			return err
+		})
 	})
-	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+	var aerr *AuthError
+	switch {
+	case errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return nil
-	}
-	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+	case errors.Is(rctx.Err(), context.DeadlineExceeded):
 		return fmt.Errorf("no answer within %s", timeout)
+	case errors.As(err, &aerr):
+		return aerr
+	case errors.Is(err, transport.ErrRepositoryNotFound):
+		return transport.ErrRepositoryNotFound
 	}
 	return err
 }

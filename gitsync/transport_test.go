@@ -68,7 +68,7 @@ func TestSSHWithoutCredentialsFailsClearly(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("SSH_AUTH_SOCK", "")
 	for _, url := range []string{"ssh://git@example.invalid/memory.git", "git@example.invalid:memory.git"} {
-		_, err := authFor(url)
+		_, err := newRemoteAuth(url, "")
 		if err == nil || !strings.Contains(err.Error(), "no ssh agent") {
 			t.Errorf("%s: %v", url, err)
 		}
@@ -79,7 +79,7 @@ func TestSSHWithoutCredentialsFailsClearly(t *testing.T) {
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key).CombinedOutput(); err != nil {
 		t.Skipf("ssh-keygen unavailable: %v %s", err, out)
 	}
-	if a, err := authFor("me@example.invalid:memory.git"); err != nil || a == nil || !strings.Contains(a.String(), "me") {
+	if a, err := newRemoteAuth("me@example.invalid:memory.git", ""); err != nil || a.method == nil || !strings.Contains(a.method.String(), "me") {
 		t.Errorf("key file auth: %v %v", a, err)
 	}
 }

@@ -1,0 +1,441 @@
+package gitsync
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// Redact returns a remote (or a list of them, or any text) as it may be
+// shown: a password in a URL becomes *** (https://user:***@host/path).
+// For http(s), a user name without a password is hidden too
+// (https://***@host/path): hosts accept a token in that place. Paths,
+// scp-style ssh remotes (git@host:path) and URLs without credentials
+// come back unchanged.
+func Redact(remote string) string {
+	return urlWithUserinfo.ReplaceAllStringFunc(remote, func(m string) string {
+		scheme, userinfo, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
+		return scheme + "://" + redactUserinfo(scheme, userinfo) + "@"
+	})
+}
+
+// urlWithUserinfo matches the scheme and user information of a URL: up
+// to the last @ before the path, so a password holding a raw @ is
+// covered whole.
+var urlWithUserinfo = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#"'<>]+@`)
+
+// splitUserinfo cuts scheme://USERINFO@rest; ok is false for anything
+// without user information.
+func splitUserinfo(remote string) (scheme, userinfo, rest string, ok bool) {
+	scheme, after, found := strings.Cut(remote, "://")
+	if !found {
+		return "", "", "", false
+	}
+	end := strings.IndexAny(after, "/?#")
+	if end < 0 {
+		end = len(after)
+	}
+	at := strings.LastIndex(after[:end], "@")
+	if at < 0 {
+		return "", "", "", false
+	}
+	return scheme, after[:at], after[at+1:], true
+}
+
+func redactUserinfo(scheme, userinfo string) string {
+	user, _, hasPass := strings.Cut(userinfo, ":")
+	switch {
+	case hasPass:
+		return user + ":***"
+	case isHTTP(scheme):
+		return "***"
+	}
+	return userinfo
+}
+
+// withoutSecret is the remote as .git/config may keep it, a file any
+// local user can read and git tools print: for http(s) without any user
+// information (credentials come from where the user keeps them), for
+// other schemes without a password (an ssh user name is no secret).
+func withoutSecret(remote string) string {
+	scheme, userinfo, rest, ok := splitUserinfo(remote)
+	if !ok {
+		return remote
+	}
+	if isHTTP(scheme) {
+		return scheme + "://" + rest
+	}
+	user, _, _ := strings.Cut(userinfo, ":")
+	return scheme + "://" + user + "@" + rest
+}
+
+func isHTTP(scheme string) bool {
+	s := strings.ToLower(scheme)
+	return s == "http" || s == "https"
+}
+
+// redactText hides credentials in any text: user information of every
+// URL in it, and the given secrets wherever they appear on their own.
+func redactText(text string, secrets ...string) string {
+	text = Redact(text)
+	for _, s := range secrets {
+		if len(s) >= 4 { // shorter strings would blank out ordinary words; no real token is that short
+			text = strings.ReplaceAll(text, s, "***")
+		}
+	}
+	return text
+}
+
+// secretsOf lists the password in a remote URL, decoded and as written,
+// to be hidden wherever an error quotes it outside a URL.
+func secretsOf(remote string) []string {
+	var out []string
+	if ep, err := transport.NewEndpoint(remote); err == nil && ep.Password != "" {
+		out = append(out, ep.Password)
+	}
+	if _, userinfo, _, ok := splitUserinfo(remote); ok {
+		if _, p, ok := strings.Cut(userinfo, ":"); ok && p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// redactedError carries an error whose text had credentials removed;
+// errors.Is and errors.As still see the original.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// redactErr hides the credentials of the given remotes in err's text.
+func redactErr(err error, remotes ...string) error {
+	if err == nil {
+		return nil
+	}
+	var secrets []string
+	for _, r := range remotes {
+		secrets = append(secrets, secretsOf(r)...)
+	}
+	msg := redactText(err.Error(), secrets...)
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+// AuthError is a remote refusing the credentials (or their absence). Its
+// text is one line naming the redacted remote and where the credentials
+// came from, never the server's answer (hosts send a whole HTML page).
+type AuthError struct {
+	Remote string // redacted
+	Source string // where the credentials came from; "" if none were sent
+	Denied bool   // 403: credentials accepted, access refused
+}
+
+func (e *AuthError) Error() string {
+	from := "no credentials were sent"
+	if e.Source != "" {
+		from = "credentials from " + e.Source
+	}
+	what := "authentication failed"
+	if e.Denied {
+		what = "access denied"
+	}
+	return fmt.Sprintf("%s for %s (%s): check the token in config.json, ~/.netrc or your git credential helper", what, e.Remote, from)
+}
+
+// Unwrap lets callers test for go-git's sentinel without its message.
+func (e *AuthError) Unwrap() error {
+	if e.Denied {
+		return transport.ErrAuthorizationFailed
+	}
+	return transport.ErrAuthenticationRequired
+}
+
+func isAuthFailure(err error) bool {
+	return errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed)
+}
+
+// remoteAuth holds the credentials for one remote during one sync: from
+// the URL, else ~/.netrc, else (only once the remote asked for them, as
+// git does) from `git credential fill`.
+type remoteAuth struct {
+	remote string
+	dir    string // where to run git, so repository credential settings apply
+	method transport.AuthMethod
+	source string
+	http   bool
+	filled map[string]string // what git credential fill answered
+	asked  bool
+}
+
+// newRemoteAuth picks credentials for a remote without ever prompting:
+// for ssh the agent when SSH_AUTH_SOCK is set, else the first unencrypted
+// default key file, with host keys checked against known_hosts; for
+// http(s) the user and password in the URL, else a matching ~/.netrc
+// entry ($NETRC names another file, as for curl, which git uses). Local
+// paths need none.
+func newRemoteAuth(remote, dir string) (*remoteAuth, error) {
+	a := &remoteAuth{remote: remote, dir: dir}
+	ep, err := transport.NewEndpoint(remote)
+	if err != nil {
+		return nil, fmt.Errorf("remote %q is not a git URL or path: %w", Redact(remote), err)
+	}
+	switch ep.Protocol {
+	case "ssh":
+		a.method, err = sshAuth(ep, remote)
+		if err != nil {
+			return nil, err
+		}
+		a.source = "ssh"
+	case "http", "https":
+		a.http = true
+		switch {
+		case ep.Password != "":
+			a.method, a.source = &http.BasicAuth{Username: ep.User, Password: ep.Password}, "the remote URL"
+		default:
+			if login, pass, path, ok := netrcLookup(ep.Host, ep.User); ok {
+				a.method, a.source = &http.BasicAuth{Username: login, Password: pass}, path
+			} else if ep.User != "" {
+				// A user name alone: sent as it is (a token in the user
+				// name works on several hosts) until the remote refuses it.
+				a.method, a.source = &http.BasicAuth{Username: ep.User}, "the remote URL"
+			}
+		}
+	}
+	return a, nil
+}
+
+// do runs op with the credentials. If the remote refuses and the
+// credentials did not come with a password from the URL or ~/.netrc, it
+// asks git's credential helpers once and runs op again; afterwards it
+// tells the helpers whether their answer worked (approve or reject), as
+// git does. A refusal becomes an AuthError.
+// A nil remoteAuth sends no credentials.
+func (a *remoteAuth) do(ctx context.Context, op func(transport.AuthMethod) error) error {
+	if a == nil {
+		return op(nil)
+	}
+	err := op(a.method)
+	if isAuthFailure(err) && a.http && !a.asked && !a.hasPassword() {
+		a.asked = true
+		if cred := gitCredential(ctx, a.dir, "fill", credentialRequest(a.remote)); cred["password"] != "" {
+			a.filled = cred
+			a.method = &http.BasicAuth{Username: cred["username"], Password: cred["password"]}
+			a.source = "git credential helper"
+			err = op(a.method)
+			switch {
+			case err == nil:
+				gitCredential(ctx, a.dir, "approve", cred)
+			case isAuthFailure(err):
+				gitCredential(ctx, a.dir, "reject", cred)
+			}
+		}
+	}
+	if isAuthFailure(err) {
+		return &AuthError{Remote: Redact(a.remote), Source: a.source, Denied: errors.Is(err, transport.ErrAuthorizationFailed) && a.method != nil}
+	}
+	return err
+}
+
+func (a *remoteAuth) hasPassword() bool {
+	b, ok := a.method.(*http.BasicAuth)
+	return ok && b.Password != ""
+}
+
+// credentialRequest is what `git credential fill` is asked for a remote:
+// its URL without credentials, and the user name if the URL has one.
+func credentialRequest(remote string) map[string]string {
+	req := map[string]string{"url": withoutSecret(remote)}
+	if ep, err := transport.NewEndpoint(remote); err == nil && ep.User != "" {
+		req["username"] = ep.User
+	}
+	return req
+}
+
+// gitCredential runs `git credential ACTION` with attrs on stdin and
+// returns what it printed (for fill). It never prompts: no terminal, no
+// askpass program, Git Credential Manager non-interactive, and a
+// deadline. A failure (no git, no helper, nothing stored) is an empty
+// answer: the caller then reports the remote's refusal.
+func gitCredential(ctx context.Context, dir, action string, attrs map[string]string) map[string]string {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var in bytes.Buffer
+	for _, k := range []string{"protocol", "host", "path", "url", "username", "password"} {
+		if v, ok := attrs[k]; ok && !strings.ContainsAny(v, "\n\x00") {
+			fmt.Fprintf(&in, "%s=%s\n", k, v)
+		}
+	}
+	in.WriteString("\n")
+	cmd := exec.CommandContext(cctx, "git", "-c", "core.askPass=", "credential", action)
+	cmd.Dir = dir
+	cmd.Stdin = &in
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "GIT_ASKPASS" && k != "SSH_ASKPASS" {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
+	out, err := cmd.Output()
+	if err != nil || action != "fill" {
+		return nil
+	}
+	ans := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), "="); ok {
+			ans[k] = v
+		}
+	}
+	return ans
+}
+
+// netrcLookup finds credentials for host in the netrc file ($NETRC, else
+// ~/.netrc) as curl does: the first "machine" entry for the host (names
+// compared without case, ports ignored) whose login is the URL's user,
+// if the URL names one, else the "default" entry.
+func netrcLookup(host, user string) (login, password, path string, ok bool) {
+	path = os.Getenv("NETRC")
+	if path == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", "", false
+		}
+		path = filepath.Join(home, ".netrc")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", "", false
+	}
+	for _, e := range parseNetrc(string(data)) {
+		if (e.machine == "" || strings.EqualFold(e.machine, host)) && (user == "" || e.login == user) && e.password != "" {
+			return e.login, e.password, path, true
+		}
+	}
+	return "", "", "", false
+}
+
+type netrcEntry struct{ machine, login, password string } // machine "" is the default entry
+
+// parseNetrc reads the entries of a netrc file: "machine NAME" or
+// "default", followed by "login", "password" (and "account", ignored),
+// tokens separated by any white space, double-quoted tokens with
+// backslash escapes; "macdef" bodies run to the next empty line. Default
+// entries go last, whatever their place, as they only apply when no
+// machine matches.
+func parseNetrc(text string) []netrcEntry {
+	toks := netrcTokens(text)
+	var out, defaults []netrcEntry
+	var cur *netrcEntry
+	isDefault := false
+	flush := func() {
+		if cur != nil {
+			if isDefault {
+				defaults = append(defaults, *cur)
+			} else {
+				out = append(out, *cur)
+			}
+		}
+	}
+	for i := 0; i < len(toks); i++ {
+		next := func() string {
+			if i+1 < len(toks) {
+				i++
+				return toks[i]
+			}
+			return ""
+		}
+		switch toks[i] {
+		case "machine":
+			flush()
+			cur, isDefault = &netrcEntry{machine: next()}, false
+		case "default":
+			flush()
+			cur, isDefault = &netrcEntry{}, true
+		case "login":
+			if v := next(); cur != nil {
+				cur.login = v
+			}
+		case "password":
+			if v := next(); cur != nil {
+				cur.password = v
+			}
+		case "account":
+			next()
+		case "\x00macdef":
+			// netrcTokens already skipped its body
+		}
+	}
+	flush()
+	return append(out, defaults...)
+}
+
+// netrcTokens splits a netrc file into tokens; a macdef and its body
+// become one marker token.
+func netrcTokens(text string) []string {
+	var toks []string
+	for len(text) > 0 {
+		text = strings.TrimLeft(text, " \t\r\n")
+		if text == "" {
+			break
+		}
+		if text[0] == '"' {
+			var b strings.Builder
+			i := 1
+			for ; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' && i+1 < len(text) {
+					i++
+					switch text[i] {
+					case 'n':
+						b.WriteByte('\n')
+					case 'r':
+						b.WriteByte('\r')
+					case 't':
+						b.WriteByte('\t')
+					default:
+						b.WriteByte(text[i])
+					}
+					continue
+				}
+				b.WriteByte(text[i])
+			}
+			toks = append(toks, b.String())
+			text = text[min(i+1, len(text)):]
+			continue
+		}
+		end := strings.IndexAny(text, " \t\r\n")
+		if end < 0 {
+			end = len(text)
+		}
+		tok := text[:end]
+		text = text[end:]
+		if tok == "macdef" {
+			toks = append(toks, "\x00macdef")
+			if i := strings.Index(text, "\n\n"); i >= 0 {
+				text = text[i+2:]
+			} else {
+				text = ""
+			}
+			continue
+		}
+		toks = append(toks, tok)
+	}
+	return toks
+}
