@@ -168,6 +168,7 @@ func SyncChecks(ctx context.Context, s *Store) []Check {
 		out = append(out, Check{Name: "git lock files", State: CheckOK, Detail: "none left behind"})
 	}
 	remote := s.Remote()
+	shown := gitsync.Redact(remote)
 	switch {
 	case remote == "":
 		out = append(out, Check{Name: "remote", State: CheckWarn, Detail: "none: notes stay on this machine",
@@ -178,17 +179,17 @@ func SyncChecks(ctx context.Context, s *Store) []Check {
 		if !strings.HasPrefix(st, "running") && remote == "tailnet" {
 			state = CheckProblem
 		}
-		out = append(out, Check{Name: "remote", State: state, Detail: "mesh (" + remote + "); tailnet: " + st})
+		out = append(out, Check{Name: "remote", State: state, Detail: "mesh (" + shown + "); tailnet: " + st})
 	default:
 		r, err := s.repo()
 		if err == nil {
 			err = r.Reachable(ctx, remote, 10*time.Second)
 		}
 		if err != nil {
-			out = append(out, Check{Name: "remote", State: CheckProblem, Detail: remote + " does not answer: " + err.Error(),
+			out = append(out, Check{Name: "remote", State: CheckProblem, Detail: shown + " does not answer: " + err.Error(),
 				Fix: "check the path or URL and your network; local notes stay committed meanwhile"})
 		} else {
-			out = append(out, Check{Name: "remote", State: CheckOK, Detail: remote + " answers"})
+			out = append(out, Check{Name: "remote", State: CheckOK, Detail: shown + " answers"})
 		}
 	}
 	return out

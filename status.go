@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/tailnet"
 )
@@ -44,7 +45,7 @@ type SkippedFile struct {
 
 // SyncStatus describes memory/'s git state.
 type SyncStatus struct {
-	Remote         string   `json:"remote"`
+	Remote         string   `json:"remote"` // redacted: no password or token
 	Head           string   `json:"head"`
 	Dirty          bool     `json:"dirty"`
 	ConflictCopies []string `json:"conflict_copies"`
@@ -81,7 +82,7 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 		Home:  s.home,
 		Notes: NoteCounts{Total: st.Total, ByType: st.ByType, ByScope: st.ByScope, ByProject: st.ByProject},
 		Index: IndexStatus{Path: s.ix.Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
-		Sync:  SyncStatus{Remote: s.Remote(), ConflictCopies: copies},
+		Sync:  SyncStatus{Remote: gitsync.Redact(s.Remote()), ConflictCopies: copies},
 	}
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
 		r, err := s.repo()

@@ -136,7 +136,7 @@ type SyncReport struct {
 	ConflictCopies []string             `json:"conflict_copies"`
 	Pushed         bool                 `json:"pushed"`
 	Head           string               `json:"head"`
-	Remote         string               `json:"remote"`
+	Remote         string               `json:"remote"` // redacted: no password or token
 	Peers          []gitsync.PeerResult `json:"peers,omitempty"`
 	Reindexed      ReindexCounts        `json:"reindexed"`
 }
@@ -158,7 +158,7 @@ type SyncOptions struct {
 // configured), merges, pushes, and reindexes exactly the paths that
 // changed between the last indexed commit and the new head.
 func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) {
-	out := SyncReport{Remote: s.Remote(), ConflictCopies: []string{}}
+	out := SyncReport{Remote: gitsync.Redact(s.Remote()), ConflictCopies: []string{}}
 	if err := s.writable("sync"); err != nil {
 		return out, err
 	}

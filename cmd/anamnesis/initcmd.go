@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
@@ -120,7 +121,7 @@ func runInit(c *cli.Context) error {
 		}
 	}
 	claudeBin, _ := exec.LookPath("claude")
-	remote := st.remote
+	remote := gitsync.Redact(st.remote)
 	if remote == "" {
 		remote = "(none: local only)"
 	}
