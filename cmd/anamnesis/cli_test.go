@@ -49,24 +49,32 @@ func anm(t *testing.T, home, stdin string, args ...string) result {
 // objects makes the directory's removal fail. It reads /proc (Linux).
 func awaitDetached(t *testing.T, home string) {
 	t.Cleanup(func() {
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			busy := false
-			entries, _ := os.ReadDir("/proc")
-			for _, e := range entries {
-				cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-				if err == nil && strings.Contains(string(cmdline), home) {
-					busy = true
-					break
-				}
-			}
-			if !busy {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
+		if !detachedDone(home, 30*time.Second) {
+			t.Errorf("a detached process on %s still runs 30 s after the test", home)
 		}
-		t.Errorf("a detached process on %s still runs 30 s after the test", home)
 	})
+}
+
+// detachedDone waits up to timeout until no process runs with home on
+// its command line, and reports whether that happened.
+func detachedDone(home string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		busy := false
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && strings.Contains(string(cmdline), home) {
+				busy = true
+				break
+			}
+		}
+		if !busy {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
 }
 
 // runCmd runs the built binary with env and stdin and collects its

@@ -10,27 +10,12 @@ import (
 	"time"
 )
 
-// waitDetached waits until no process runs with home on its command
-// line (the syncs a hook started detached), reading /proc (Linux).
+// waitDetached waits for the syncs a hook started detached on home.
 func waitDetached(t *testing.T, home string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		busy := false
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if err == nil && strings.Contains(string(cmdline), home) {
-				busy = true
-				break
-			}
-		}
-		if !busy {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !detachedDone(home, 60*time.Second) {
+		t.Fatal("detached processes still run after 60 s")
 	}
-	t.Fatal("detached processes still run after 60 s")
 }
 
 var logLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z pid (\d+) (.*)$`)
