@@ -101,14 +101,16 @@ func (n *Note) keepSource(front string, root *yaml.Node, unknown map[int]bool) {
 	lines := strings.Split(strings.TrimSuffix(front, "\n"), "\n")
 	starts := make([]int, pairs)
 	// Slicing the source by key lines needs a block mapping with every key
-	// at the start of its own line; anything else (a flow mapping, "? "
-	// keys) is rare enough to be written back by the YAML encoder instead,
-	// which keeps types and values but not formatting or comments.
+	// at the start of its own line (or after the "?" of an explicit key);
+	// anything else (a flow mapping) is rare enough to be written back by
+	// the YAML encoder instead, which keeps types and values but not
+	// formatting or comments.
 	layout := root.Style&yaml.FlowStyle == 0
 	for i := 0; layout && i < pairs; i++ {
 		k := root.Content[2*i]
 		starts[i] = k.Line - 1
-		if k.Column != 1 || starts[i] < 0 || starts[i] >= len(lines) || (i > 0 && starts[i] <= starts[i-1]) {
+		if starts[i] < 0 || starts[i] >= len(lines) || (i > 0 && starts[i] <= starts[i-1]) ||
+			(k.Column != 1 && !strings.HasPrefix(lines[starts[i]], "?")) { // "? key" puts the key in column 3
 			layout = false
 		}
 	}
@@ -211,7 +213,9 @@ func entryField(text string, k, v *yaml.Node) (Field, bool) {
 	if gk.Kind != yaml.ScalarNode {
 		return Field{}, false
 	}
-	if k != nil && (gk.Value != k.Value || canonical(gk) != canonical(k) || canonical(gv) != canonical(v)) {
+	// Keys compare by typed value too: the encoder spells a null key
+	// "null" where the source may have left it empty ("?" alone).
+	if k != nil && (canonical(gk) != canonical(k) || canonical(gv) != canonical(v)) {
 		return Field{}, false
 	}
 	f := Field{Key: gk.Value, text: text, canon: canonical(gv)}
@@ -237,6 +241,9 @@ func encodedField(k, v *yaml.Node) (Field, bool) {
 func withoutComments(nd *yaml.Node) *yaml.Node {
 	c := *nd
 	c.HeadComment, c.LineComment, c.FootComment = "", "", ""
+	if c.Kind == yaml.ScalarNode && c.ShortTag() == "!!null" && c.Value == "" {
+		c.Value = "null" // the encoder writes an empty null as '' (a string)
+	}
 	if c.Kind == yaml.MappingNode {
 		c.Style &^= yaml.FlowStyle // a block entry reads the same wherever it stands
 	}
