@@ -80,62 +80,48 @@ func (b *LogBuffer) Bytes() []byte {
 
 // AppendLog appends block to the log at path in a single write, creating
 // the file 0600 (a report names the remote and may quote errors) and
-// making an older, wider one 0600. Appenders take an flock on the file,
-// so a rotation to path+".1" (when the log would pass max bytes) never
-// races another appender: whoever finds the file renamed from under it
-// opens the new one.
+// making an older, wider one 0600. Appenders serialize on an flock of
+// path+".lock", a file that is never renamed, so rotating the log to
+// path+".1" (when it would pass max bytes) happens while no other
+// appender is between its check of the size and its write. (Locking the
+// log itself made every rotation send the other appenders round again,
+// and under load some of them never got through.)
 func AppendLog(path string, block []byte, max int64) error {
 	if len(block) == 0 {
 		return nil
 	}
-	for attempt := 0; attempt < 8; attempt++ {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			return fmt.Errorf("open log %s: %w", path, err)
-		}
-		done, err := appendLocked(f, path, block, max)
-		f.Close()
-		if err != nil || done {
-			return err
-		}
-	}
-	return fmt.Errorf("append to log %s: it keeps being rotated", path)
-}
-
-// appendLocked writes block to f under an flock, unless path no longer
-// names f (another appender rotated it: done is false, try again), or f
-// is full (rotate it and report not done, so the caller opens a new one).
-func appendLocked(f *os.File, path string, block []byte, max int64) (done bool, err error) {
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return false, fmt.Errorf("lock log %s: %w", path, err)
-	}
-	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	fi, err := f.Stat()
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return false, fmt.Errorf("stat log %s: %w", path, err)
+		return fmt.Errorf("open log lock %s: %w", path+".lock", err)
 	}
-	cur, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && !os.SameFile(fi, cur)) {
-		return false, nil
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("lock log %s: %w", path, err)
 	}
-	if err != nil {
-		return false, fmt.Errorf("stat log %s: %w", path, err)
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	fi, err := os.Stat(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("stat log %s: %w", path, err)
 	}
-	if fi.Size() > 0 && fi.Size()+int64(len(block)) > max {
+	if err == nil && fi.Size() > 0 && fi.Size()+int64(len(block)) > max {
 		if err := os.Rename(path, path+".1"); err != nil {
-			return false, fmt.Errorf("rotate log %s: %w", path, err)
+			return fmt.Errorf("rotate log %s: %w", path, err)
 		}
-		return false, nil
 	}
-	if fi.Mode().Perm() != 0o600 {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open log %s: %w", path, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm() != 0o600 {
 		if err := f.Chmod(0o600); err != nil {
-			return false, fmt.Errorf("make log %s private: %w", path, err)
+			return fmt.Errorf("make log %s private: %w", path, err)
 		}
 	}
 	if _, err := f.Write(block); err != nil {
-		return false, fmt.Errorf("append to log %s: %w", path, err)
+		return fmt.Errorf("append to log %s: %w", path, err)
 	}
-	return true, nil
+	return nil
 }
 
 // stateDir creates <home>/state private to the user (0700): it holds the
