@@ -155,7 +155,8 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 	name := peerName(u)
 	st := &isolatedRefs{Storage: filesystem.NewStorage(osfs.New(g.gitDir), cache.NewObjectLRUDefault()),
 		refs: map[plumbing.ReferenceName]*plumbing.Reference{}}
-	if head, err := g.Head(); err == nil && !head.IsZero() {
+	head, err := g.Head()
+	if err == nil && !head.IsZero() {
 		st.refs[branchRef] = plumbing.NewHashReference(branchRef, head) // our history, so only new objects come
 	}
 	remote := git.NewRemote(st, &config.RemoteConfig{Name: name, URLs: []string{withoutSecret(u)}})
@@ -168,6 +169,16 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 	defer cancel()
 	err = auth.do(fctx, func(a transport.AuthMethod) error {
 		return bounded(fctx, func() error {
+			if opts.Dial != nil {
+				h, got, err := fetchMainVia(fctx, st, withoutSecret(u), a, opts.Dial, head)
+				if err == nil && !h.IsZero() {
+					st.SetReference(plumbing.NewHashReference(ref, h))
+				}
+				if err == nil && !got {
+					err = git.NoErrAlreadyUpToDate
+				}
+				return err
+			}
 			return remote.FetchContext(fctx, &git.FetchOptions{
 				RefSpecs: []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + ref.String())},
 				Auth:     a, Tags: git.NoTags,

@@ -25,6 +25,10 @@ type Options struct {
 	// local notes", "fetching", "merging", "pushing"), so a long first
 	// sync can show what it is doing. It never sees a URL.
 	Progress func(stage string)
+	// Dial, if set, opens the connections of peer fetches (http and https
+	// peers): a tailscaled in userspace mode is the only way to this
+	// machine's tailnet peers. The hub is always reached directly.
+	Dial DialFunc
 }
 
 func (o *Options) defaults() {
