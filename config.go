@@ -28,6 +28,10 @@ type Config struct {
 	// AllowTags are tailnet tags whose nodes may read this machine's memory
 	// (besides the same user's own untagged nodes): "tailnet_allow_tags".
 	AllowTags []string `json:"-"`
+	// TailscaleSocket is tailscaled's socket ("tailscale_socket"; empty:
+	// the system one), for a tailscaled started with --socket (a
+	// rootless or container install).
+	TailscaleSocket string `json:"-"`
 	// DecayDays turns on recency decay in search: a note's score is
 	// multiplied by exp(-age/DecayDays) ("recall_decay_days"; 0: off).
 	DecayDays float64 `json:"-"`
@@ -60,7 +64,7 @@ func LoadConfig(home string) (Config, error) {
 			return Config{}, fmt.Errorf("config %s: recall_decay_days must be a number of days >= 0, got %s", p, v)
 		}
 	}
-	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote} {
+	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote, "tailscale_socket": &c.TailscaleSocket} {
 		if v, ok := c.raw[key]; ok {
 			var s string
 			if err := json.Unmarshal(v, &s); err == nil {
@@ -180,7 +184,7 @@ func SaveConfig(home string, c Config) error {
 	if c.raw == nil {
 		c.raw = map[string]json.RawMessage{}
 	}
-	for key, v := range map[string]string{"machine_id": c.MachineID, "remote": c.Remote} {
+	for key, v := range map[string]string{"machine_id": c.MachineID, "remote": c.Remote, "tailscale_socket": c.TailscaleSocket} {
 		if v == "" {
 			delete(c.raw, key)
 			continue

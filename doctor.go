@@ -174,7 +174,7 @@ func SyncChecks(ctx context.Context, s *Store) []Check {
 		out = append(out, Check{Name: "remote", State: CheckWarn, Detail: "none: notes stay on this machine",
 			Fix: "set one with `anamnesis init --remote PATH-OR-URL` or ANAMNESIS_GIT_REMOTE"})
 	case remote == "tailnet" || strings.HasPrefix(remote, "peers:") || strings.Contains(remote, ","):
-		st := TailnetState(ctx)
+		st := TailnetState(ctx, s.TailscaleSocket())
 		state := CheckOK
 		if !strings.HasPrefix(st, "running") && remote == "tailnet" {
 			state = CheckProblem

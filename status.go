@@ -100,21 +100,32 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 			return Status{}, err
 		}
 	}
-	out.Sync.Tailnet = TailnetState(ctx)
+	out.Sync.Tailnet = TailnetState(ctx, s.TailscaleSocket())
 	return out, nil
 }
 
-// TailnetState is a one-line summary of tailscaled on this machine, asked
-// with a short timeout (status must stay fast).
-func TailnetState(ctx context.Context) string {
+// TailscaleSocket is tailscaled's socket for this store: the option
+// (flag or environment), else config.json's tailscale_socket, else ""
+// (the system's).
+func (s *Store) TailscaleSocket() string {
+	if s.tsSocket != "" {
+		return s.tsSocket
+	}
+	return s.config.TailscaleSocket
+}
+
+// TailnetState is a one-line summary of tailscaled on this machine (at
+// socket; "" the system's), asked with a short timeout (status must stay
+// fast).
+func TailnetState(ctx context.Context, socket string) string {
 	tctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	self, peers, err := tailnet.Status(tctx, tailnet.LocalDaemon(""))
+	self, peers, err := tailnet.Status(tctx, tailnet.LocalDaemon(socket))
 	if err != nil {
 		msg := err.Error()
 		switch {
 		case strings.Contains(msg, "not running"):
-			return "tailscaled not running"
+			return "tailscaled not running (no answer on " + tailnet.SocketPath(socket) + ")"
 		case strings.Contains(msg, "is "):
 			return strings.TrimPrefix(strings.SplitN(msg, ";", 2)[0], tailnet.ErrNoTailnet.Error()+": ")
 		}

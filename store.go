@@ -55,6 +55,9 @@ type Options struct {
 	Now func() time.Time
 	// Remote overrides config.json's remote (ANAMNESIS_GIT_REMOTE).
 	Remote string
+	// TailscaleSocket overrides config.json's tailscale_socket
+	// (--tailscale-socket, ANAMNESIS_TAILSCALE_SOCKET).
+	TailscaleSocket string
 	// BusyTimeout bounds waits for another process's index lock (0: 10 s).
 	BusyTimeout time.Duration
 	// DecayDays overrides config.json's recall_decay_days: > 0 sets the
@@ -113,6 +116,7 @@ type Store struct {
 	git       *gitsync.Repo // opened on first use
 	gitMu     sync.Mutex
 	remote    string
+	tsSocket  string
 	busy      time.Duration
 	notice    func(string)
 	progress  func(stage string, done, total int)
@@ -153,6 +157,7 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		progress:  opts.Progress,
 		now:       opts.Now,
 		remote:    strings.TrimSpace(opts.Remote),
+		tsSocket:  strings.TrimSpace(opts.TailscaleSocket),
 		busy:      opts.BusyTimeout,
 		decayDays: cfg.DecayDays,
 

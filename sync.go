@@ -296,7 +296,7 @@ func (s *Store) syncTargets(ctx context.Context) (hub string, peers []string, er
 	case remote == "tailnet":
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_, ps, err := tailnet.Status(dctx, tailnet.LocalDaemon(""))
+		_, ps, err := tailnet.Status(dctx, tailnet.LocalDaemon(s.TailscaleSocket()))
 		if err != nil {
 			return "", nil, fmt.Errorf("mesh sync: %w; local notes are committed", err)
 		}

@@ -33,10 +33,10 @@ func goInstall(t *testing.T, pkg, name string) string {
 	return p
 }
 
-// TestPeersWithALoggedOutTailscaled runs a real tailscaled (userspace
-// networking, its own socket and state, never logged in) and checks that
-// peers and serve explain the state in one line and exit 1.
-func TestPeersWithALoggedOutTailscaled(t *testing.T) {
+// loggedOutTailscaled starts a real tailscaled (userspace networking, its
+// own socket and state, never logged in) and returns its socket.
+func loggedOutTailscaled(t *testing.T) string {
+	t.Helper()
 	tsd := goInstall(t, "tailscale.com/cmd/tailscaled@"+tailscaleVersion, "tailscaled")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "tailscaled.sock")
@@ -50,7 +50,7 @@ func TestPeersWithALoggedOutTailscaled(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := os.Stat(sock); err == nil {
-			break
+			return sock
 		}
 		if time.Now().After(deadline) {
 			data, _ := os.ReadFile(filepath.Join(dir, "tailscaled.log"))
@@ -58,6 +58,13 @@ func TestPeersWithALoggedOutTailscaled(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestPeersWithALoggedOutTailscaled runs a real tailscaled (userspace
+// networking, its own socket and state, never logged in) and checks that
+// peers and serve explain the state in one line and exit 1.
+func TestPeersWithALoggedOutTailscaled(t *testing.T) {
+	sock := loggedOutTailscaled(t)
 	u := newUser(t)
 	u.anamnesis("init", "--yes", "--local-only", "--no-claude", "--no-mcp", "--no-sync") // serve needs a store
 	for _, args := range [][]string{
@@ -81,5 +88,42 @@ func TestPeersWithALoggedOutTailscaled(t *testing.T) {
 	u.anamnesis("write", "--type", "semantic", "--title", "t", "--body", "b")
 	if out := u.anamnesis("status", "--json"); !strings.Contains(out, `"tailnet"`) {
 		t.Errorf("status lacks the tailnet: %s", out)
+	}
+}
+
+// TestTailscaleSocketSettingWithARealTailscaled: the socket of a real
+// tailscaled started with its own --socket reaches status, doctor, sync
+// and peers from the global flag, the environment or config.json; each
+// then reports that tailscaled's state (logged out), not the system's.
+func TestTailscaleSocketSettingWithARealTailscaled(t *testing.T) {
+	sock := loggedOutTailscaled(t)
+	u := newUser(t)
+	u.anamnesis("--tailscale-socket", sock, "init", "--yes", "--remote", "tailnet", "--no-claude", "--no-mcp", "--no-sync")
+	cfg, _ := os.ReadFile(filepath.Join(u.store, "config.json"))
+	if !strings.Contains(string(cfg), sock) {
+		t.Fatalf("init did not record the socket:\n%s", cfg)
+	}
+	loggedOut := func(s string) bool {
+		return strings.Contains(s, "NeedsLogin") || strings.Contains(s, "NoState") || strings.Contains(s, "Stopped")
+	}
+	if out := u.anamnesis("status"); !loggedOut(out) {
+		t.Errorf("status (socket from config.json) does not show the logged-out tailscaled:\n%s", out)
+	}
+	if out, _, _ := u.run(u.home, "", u.bin, "doctor"); !loggedOut(out) {
+		t.Errorf("doctor (socket from config.json) does not show the logged-out tailscaled:\n%s", out)
+	}
+	// A wrong socket in config.json, the right one from the environment.
+	os.WriteFile(filepath.Join(u.store, "config.json"), []byte(strings.Replace(string(cfg), sock, sock+".nowhere", 1)), 0o600)
+	env := u.env
+	u.env = append(append([]string{}, env...), "ANAMNESIS_TAILSCALE_SOCKET="+sock)
+	for _, args := range [][]string{{"sync"}, {"peers"}} {
+		out, errs, err := u.run(u.home, "", u.bin, args...)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !loggedOut(errs) || !strings.Contains(errs, "tailscale up") {
+			t.Errorf("%v (socket from the environment): want exit 1 naming the logged-out state, got %v\n%s%s", args, err, out, errs)
+		}
+	}
+	u.env = env
+	if _, errs, _ := u.run(u.home, "", u.bin, "sync"); !strings.Contains(errs, sock+".nowhere") {
+		t.Errorf("sync with config.json's socket does not name it: %s", errs)
 	}
 }

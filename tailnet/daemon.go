@@ -34,10 +34,16 @@ type Daemon interface {
 // LocalDaemon talks to tailscaled on this machine ("" for the default
 // socket).
 func LocalDaemon(socket string) Daemon {
-	if socket == "" {
-		socket = paths.DefaultTailscaledSocket()
-	}
+	socket = SocketPath(socket)
 	return localDaemon{c: &local.Client{Socket: socket, UseSocketOnly: true}, socket: socket}
+}
+
+// SocketPath is socket, or the system's tailscaled socket for "".
+func SocketPath(socket string) string {
+	if socket == "" {
+		return paths.DefaultTailscaledSocket()
+	}
+	return socket
 }
 
 // localDaemon fails at once when the socket does not exist: the local

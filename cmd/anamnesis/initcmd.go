@@ -62,6 +62,7 @@ func uninstallCommand() *cli.Command {
 
 type setup struct {
 	home, machine, remote, binary, userHome, claudeDir string
+	tsSocket                                           string // tailscaled's socket ("": the system's)
 }
 
 func resolveSetup(c *cli.Context) (setup, error) {
@@ -82,6 +83,10 @@ func resolveSetup(c *cli.Context) (setup, error) {
 		return s, err
 	}
 	s.remote = cfg.Remote
+	s.tsSocket = cfg.TailscaleSocket
+	if v := tailscaleSocketOption(c); v != "" {
+		s.tsSocket = v
+	}
 	if env := os.Getenv("ANAMNESIS_GIT_REMOTE"); env != "" {
 		s.remote = env
 	}
@@ -129,8 +134,11 @@ func runInit(c *cli.Context) error {
 	fmt.Fprintf(w, "  store home : %s\n", st.home)
 	fmt.Fprintf(w, "  machine id : %s\n", st.machine)
 	fmt.Fprintf(w, "  remote     : %s\n", remote)
+	if st.tsSocket != "" {
+		fmt.Fprintf(w, "  tailscaled : socket %s (recorded as tailscale_socket)\n", st.tsSocket)
+	}
 	if st.remote == "" {
-		if tn := anamnesis.TailnetState(c.Context); strings.HasPrefix(tn, "running") {
+		if tn := anamnesis.TailnetState(c.Context, st.tsSocket); strings.HasPrefix(tn, "running") {
 			fmt.Fprintf(w, "  tailnet    : %s; `--remote tailnet` syncs with your other machines that run `anamnesis serve`, no hub needed\n", tn)
 		}
 	}
@@ -182,7 +190,7 @@ func runInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg.MachineID, cfg.Remote = st.machine, st.remote
+	cfg.MachineID, cfg.Remote, cfg.TailscaleSocket = st.machine, st.remote, st.tsSocket
 	if err := anamnesis.SaveConfig(st.home, cfg); err != nil {
 		return err
 	}

@@ -110,6 +110,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "store directory (default ~/.anamnesis)", EnvVars: []string{"ANAMNESIS_HOME"}},
 			&cli.StringFlag{Name: "machine-id", Usage: "name of this machine on notes it writes (default: config.json machine_id, else hostname)", EnvVars: []string{"ANAMNESIS_MACHINE_ID"}},
+			&cli.StringFlag{Name: tailscaleSocketFlag, Usage: "tailscaled's socket, for status, doctor, init, sync, serve and peers (default: config.json tailscale_socket, else the system's)", EnvVars: []string{tailscaleSocketEnv}},
 			// urfave/cli adds --help itself only when no command is
 			// named help, and ours is.
 			cli.HelpFlag,

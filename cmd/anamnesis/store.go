@@ -43,8 +43,9 @@ func openStoreFor(c *cli.Context, firstWrite bool) (*anamnesis.Store, error) {
 	}
 	progress := newProgressLine(c.App.ErrWriter)
 	return anamnesis.Open(c.Context, home, anamnesis.Options{
-		MachineID: machineID,
-		Remote:    os.Getenv("ANAMNESIS_GIT_REMOTE"),
+		MachineID:       machineID,
+		Remote:          os.Getenv("ANAMNESIS_GIT_REMOTE"),
+		TailscaleSocket: tailscaleSocketOption(c),
 		Notice: func(s string) {
 			progress.clear()
 			fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s)
@@ -53,6 +54,27 @@ func openStoreFor(c *cli.Context, firstWrite bool) (*anamnesis.Store, error) {
 		DecayDays: decayDays,
 		Create:    firstWrite && isEmptyDir(home),
 	})
+}
+
+const (
+	tailscaleSocketFlag = "tailscale-socket"
+	tailscaleSocketEnv  = "ANAMNESIS_TAILSCALE_SOCKET"
+)
+
+// tailscaleSocketOption is --tailscale-socket, given before the command
+// or after serve and peers (which had it first), else
+// ANAMNESIS_TAILSCALE_SOCKET; "" leaves it to config.json. urfave/cli
+// reads a flag a command defines itself from that command only, so the
+// contexts are searched for the one where it was given.
+func tailscaleSocketOption(c *cli.Context) string {
+	for _, x := range c.Lineage() {
+		for _, n := range x.LocalFlagNames() {
+			if n == tailscaleSocketFlag {
+				return strings.TrimSpace(x.String(tailscaleSocketFlag))
+			}
+		}
+	}
+	return strings.TrimSpace(os.Getenv(tailscaleSocketEnv))
 }
 
 // isEmptyDir reports whether dir is an existing directory with nothing in it.

@@ -197,11 +197,12 @@ func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 		return nil, err
 	}
 	s, err := anamnesis.Open(c.Context, home, anamnesis.Options{
-		MachineID:    machineID,
-		Remote:       os.Getenv("ANAMNESIS_GIT_REMOTE"),
-		BusyTimeout:  time.Second,
-		Notice:       func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
-		DeferRebuild: true,
+		MachineID:       machineID,
+		Remote:          os.Getenv("ANAMNESIS_GIT_REMOTE"),
+		TailscaleSocket: tailscaleSocketOption(c),
+		BusyTimeout:     time.Second,
+		Notice:          func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) },
+		DeferRebuild:    true,
 	})
 	if errors.Is(err, anamnesis.ErrNeedsRebuild) {
 		// A rebuild takes seconds on a large store: it runs on its own and

@@ -18,7 +18,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-var socketFlag = &cli.StringFlag{Name: "tailscale-socket", Usage: "tailscaled's socket (default: the system one)"}
+// socketFlag is the global --tailscale-socket, also accepted after serve
+// and peers (where it was first).
+var socketFlag = &cli.StringFlag{Name: tailscaleSocketFlag, Usage: "tailscaled's socket (default: ANAMNESIS_TAILSCALE_SOCKET, config.json tailscale_socket, else the system's)"}
 
 func serveCommand() *cli.Command {
 	return &cli.Command{
@@ -47,7 +49,7 @@ func serveCommand() *cli.Command {
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
-			d := tailnet.LocalDaemon(c.String("tailscale-socket"))
+			d := tailnet.LocalDaemon(s.TailscaleSocket())
 			var auth tailnet.Authorizer
 			var addrs []string
 			if c.Bool("allow-loopback") {
@@ -114,19 +116,21 @@ func peersCommand() *cli.Command {
 			if err := portFlag(c); err != nil {
 				return err
 			}
-			d := tailnet.LocalDaemon(c.String("tailscale-socket"))
+			var allow []string
+			var last map[string]string
+			socket := tailscaleSocketOption(c)
+			if s, err := openStore(c); err == nil {
+				allow = s.Config().AllowTags
+				last = lastCommits(c.Context, filepath.Join(s.Home(), note.PortableDir))
+				socket = s.TailscaleSocket()
+				s.Close()
+			}
+			d := tailnet.LocalDaemon(socket)
 			ctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
 			defer cancel()
 			self, peers, err := tailnet.Status(ctx, d)
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
-			}
-			var allow []string
-			var last map[string]string
-			if s, err := openStore(c); err == nil {
-				allow = s.Config().AllowTags
-				last = lastCommits(c.Context, filepath.Join(s.Home(), note.PortableDir))
-				s.Close()
 			}
 			tailnet.Probe(ctx, peers, c.Int("port"), 2*time.Second, allow)
 			type row struct {
