@@ -137,7 +137,11 @@ func TailnetState(ctx context.Context, socket string) string {
 			online++
 		}
 	}
-	return fmt.Sprintf("running as %s (%s), %d peers, %d online", self.Name, strings.Join(self.IPs, " "), len(peers), online)
+	mode := ""
+	if self.Userspace {
+		mode = ", userspace networking"
+	}
+	return fmt.Sprintf("running as %s (%s%s), %d peers, %d online", self.Name, strings.Join(self.IPs, " "), mode, len(peers), online)
 }
 
 func skippedFiles(bad []index.File) []SkippedFile {

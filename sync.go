@@ -167,9 +167,9 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 	if err != nil {
 		return out, err
 	}
-	hub, peers, discoverErr := s.syncTargets(ctx)
-	rep, err := r.Sync(ctx, gitsync.Options{Remote: hub, Peers: peers, Timeout: opts.Timeout, LockWait: opts.LockWait,
-		Progress: func(stage string) { s.progress("sync: "+stage, 0, 0) }})
+	hub, mesh, discoverErr := s.syncTargets(ctx)
+	rep, err := r.Sync(ctx, gitsync.Options{Remote: hub, Peers: mesh.peers, Timeout: opts.Timeout, LockWait: opts.LockWait,
+		Progress: func(stage string) { s.progress("sync: "+stage, 0, 0) }, Dial: mesh.dial})
 	out.Committed, out.Fetched, out.Merged, out.Pushed, out.Head = rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, rep.Head
 	out.ConflictCopies = homePaths(rep.ConflictCopies)
 	out.Peers = rep.Peers
@@ -285,35 +285,62 @@ func (s *Store) EnsureRepo() error {
 	return err
 }
 
+// meshTargets is what a sync fetches from when the remote is not a hub.
+type meshTargets struct {
+	peers []string
+	// dial reaches the peers through tailscaled (userspace networking);
+	// nil: the kernel reaches them.
+	dial gitsync.DialFunc
+}
+
 // syncTargets reads the remote setting: a hub, "tailnet" (the peers of
 // this tailnet user that serve anamnesis, found through tailscaled), or
 // peer URLs ("peers:URL[,URL...]", or any comma-separated list).
-func (s *Store) syncTargets(ctx context.Context) (hub string, peers []string, err error) {
+func (s *Store) syncTargets(ctx context.Context) (hub string, mesh meshTargets, err error) {
 	remote := strings.TrimSpace(s.Remote())
 	switch {
 	case remote == "":
-		return "", nil, nil
+		return "", mesh, nil
 	case remote == "tailnet":
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_, ps, err := tailnet.Status(dctx, tailnet.LocalDaemon(s.TailscaleSocket()))
+		d := tailnet.LocalDaemon(s.TailscaleSocket())
+		self, ps, err := tailnet.Status(dctx, d)
 		if err != nil {
-			return "", nil, fmt.Errorf("mesh sync: %w; local notes are committed", err)
+			return "", mesh, fmt.Errorf("mesh sync: %w; local notes are committed", err)
 		}
-		tailnet.Probe(dctx, ps, tailnet.DefaultPort, 2*time.Second, s.config.AllowTags)
+		mesh.dial = gitsync.DialFunc(self.Dial(d))
+		tailnet.Probe(dctx, ps, tailnet.ProbeOptions{Port: tailnet.DefaultPort, Timeout: 2 * time.Second,
+			AllowTags: s.config.AllowTags, Dial: self.Dial(d)})
 		for _, p := range ps {
 			if p.Serves {
-				peers = append(peers, p.URL)
+				mesh.peers = append(mesh.peers, p.URL)
 			}
 		}
-		return "", peers, nil
+		return "", mesh, nil
 	case strings.Contains(remote, ","), strings.HasPrefix(remote, "peers:"):
 		for _, u := range strings.Split(strings.TrimPrefix(remote, "peers:"), ",") {
 			if u = strings.TrimSpace(u); u != "" {
-				peers = append(peers, u)
+				mesh.peers = append(mesh.peers, u)
 			}
 		}
-		return "", peers, nil
+		mesh.dial = s.userspaceDial(ctx)
+		return "", mesh, nil
 	}
-	return remote, nil, nil
+	return remote, mesh, nil
+}
+
+// userspaceDial is tailscaled's dialer when it runs with userspace
+// networking (the only way to a tailnet address then), else nil: a peer
+// URL may name a tailnet node (a tagged node lists its peers this way)
+// or a machine on the LAN, and tailscaled reaches both.
+func (s *Store) userspaceDial(ctx context.Context) gitsync.DialFunc {
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	d := tailnet.LocalDaemon(s.TailscaleSocket())
+	self, _, err := tailnet.Status(dctx, d)
+	if err != nil {
+		return nil // no usable tailscaled: the peers are reached directly
+	}
+	return gitsync.DialFunc(self.Dial(d))
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"tailscale.com/client/local"
@@ -29,6 +32,32 @@ const DefaultPort = 7719
 type Daemon interface {
 	Status(ctx context.Context) (*ipnstate.Status, error)
 	WhoIs(ctx context.Context, remoteAddr string) (*apitype.WhoIsResponse, error)
+	// UserDial connects to host:port through tailscaled, as a program on
+	// this machine would; with userspace networking it is the only way to
+	// reach the tailnet (the kernel has no route to it).
+	UserDial(ctx context.Context, network, host string, port uint16) (net.Conn, error)
+}
+
+// DialFunc dials like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Dialer dials "host:port" addresses through tailscaled.
+func Dialer(d Daemon) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("dial %s through tailscaled: %w", addr, err)
+		}
+		port, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("dial %s through tailscaled: bad port %q", addr, p)
+		}
+		c, err := d.UserDial(ctx, network, host, uint16(port))
+		if err != nil {
+			return nil, fmt.Errorf("dial %s through tailscaled: %w", addr, err)
+		}
+		return c, nil
+	}
 }
 
 // LocalDaemon talks to tailscaled on this machine ("" for the default
@@ -69,6 +98,13 @@ func (d localDaemon) Status(ctx context.Context) (*ipnstate.Status, error) {
 	return d.c.Status(ctx)
 }
 
+func (d localDaemon) UserDial(ctx context.Context, network, host string, port uint16) (net.Conn, error) {
+	if err := d.present(); err != nil {
+		return nil, err
+	}
+	return d.c.UserDial(ctx, network, host, port)
+}
+
 func (d localDaemon) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsResponse, error) {
 	if err := d.present(); err != nil {
 		return nil, err
@@ -86,6 +122,38 @@ type Self struct {
 	User   tailcfg.UserID
 	IPs    []string
 	Suffix string
+	// Userspace: tailscaled runs with userspace networking (no TUN: a
+	// container, a rootless install). The tailnet addresses then exist
+	// only inside tailscaled: nothing here can bind them, and the kernel
+	// has no route to the peers.
+	Userspace bool
+}
+
+// ListenAddrs are where `anamnesis serve` listens for the tailnet. With
+// a TUN device, each Tailscale address. In userspace mode, 127.0.0.1:
+// tailscaled's netstack forwards every incoming tailnet connection for
+// its own addresses to 127.0.0.1 on the same port (IPv6 ones too), and
+// registers it, so WhoIs of the forwarded connection still names the
+// real caller; a purely local caller is unknown to WhoIs and refused.
+func (s Self) ListenAddrs(port int) []string {
+	p := strconv.Itoa(port)
+	if s.Userspace {
+		return []string{net.JoinHostPort("127.0.0.1", p)}
+	}
+	var out []string
+	for _, ip := range s.IPs {
+		out = append(out, net.JoinHostPort(ip, p))
+	}
+	return out
+}
+
+// Dial is how to reach the tailnet from this machine: through tailscaled
+// in userspace mode, nil (the kernel's own dialer) with a TUN device.
+func (s Self) Dial(d Daemon) DialFunc {
+	if s.Userspace {
+		return Dialer(d)
+	}
+	return nil
 }
 
 // Peer is another node of the tailnet.
@@ -99,6 +167,8 @@ type Peer struct {
 	IPs      []string `json:"ips"`
 	Serves   bool     `json:"serves_anamnesis"`
 	URL      string   `json:"url,omitempty"` // where its memory is served, when it is
+	Probed   bool     `json:"probed"`        // asked by Probe: online, and ours or an allowed tag
+	Reason   string   `json:"unreachable,omitempty"`
 }
 
 // Status reads this machine's and its peers' state from tailscaled.
@@ -114,7 +184,7 @@ func Status(ctx context.Context, d Daemon) (Self, []Peer, error) {
 	if st.BackendState != "Running" {
 		return Self{}, nil, fmt.Errorf("%w: Tailscale is %s on this machine; run `tailscale up` to log in", ErrNoTailnet, st.BackendState)
 	}
-	self := Self{}
+	self := Self{Userspace: !st.TUN}
 	if st.CurrentTailnet != nil {
 		self.Suffix = st.CurrentTailnet.MagicDNSSuffix
 	}
@@ -141,33 +211,77 @@ func Status(ctx context.Context, d Daemon) (Self, []Peer, error) {
 	return self, peers, nil
 }
 
-// Probe marks the online peers that serve anamnesis on port (a GET of the
-// upload-pack advertisement answering 200), in parallel, each bounded by
-// timeout. Allowed peers eligible: same user, or a tag in allowTags.
-func Probe(ctx context.Context, peers []Peer, port int, timeout time.Duration, allowTags []string) {
+// ProbeOptions tune Probe.
+type ProbeOptions struct {
+	Port      int           // where anamnesis serve listens (DefaultPort)
+	Timeout   time.Duration // per peer
+	AllowTags []string      // tagged nodes to probe besides the user's own
+	Dial      DialFunc      // nil: the kernel's dialer (see Self.Dial)
+}
+
+// Probe marks the online peers that serve anamnesis on the port (a GET of
+// the upload-pack advertisement answering 200), in parallel, each bounded
+// by the timeout. Eligible peers: same user, or a tag in AllowTags. Each
+// one asked is marked Probed; one that does not serve gets a short
+// Reason, so a sync that found nobody can say why.
+func Probe(ctx context.Context, peers []Peer, o ProbeOptions) {
 	var wg sync.WaitGroup
-	client := &http.Client{Timeout: timeout}
+	tr := &http.Transport{DisableKeepAlives: true}
+	if o.Dial != nil {
+		tr.DialContext = o.Dial
+	}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Timeout: o.Timeout, Transport: tr}
 	for i := range peers {
 		p := &peers[i]
-		if !p.Online || len(p.IPs) == 0 || !(p.SameUser || anyTag(p.Tags, allowTags)) {
+		if !p.Online || len(p.IPs) == 0 || !(p.SameUser || anyTag(p.Tags, o.AllowTags)) {
 			continue
 		}
+		p.Probed = true
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			url := fmt.Sprintf("http://%s/memory", net.JoinHostPort(p.IPs[0], fmt.Sprint(port)))
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/info/refs?service=git-upload-pack", nil)
+			url := fmt.Sprintf("http://%s/memory", net.JoinHostPort(p.IPs[0], fmt.Sprint(o.Port)))
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/info/refs?service=git-upload-pack", nil)
+			if err != nil {
+				p.Reason = err.Error()
+				return
+			}
 			resp, err := client.Do(req)
 			if err != nil {
+				p.Reason = probeError(err, o)
 				return
 			}
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			switch resp.StatusCode {
+			case http.StatusOK:
 				p.Serves, p.URL = true, url
+			case http.StatusForbidden:
+				p.Reason = "refuses this machine (403: it serves its own user's machines and the tags in its tailnet_allow_tags)"
+			default:
+				p.Reason = fmt.Sprintf("port %d answers %s: not anamnesis serve", o.Port, resp.Status)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// probeError is why a peer could not be asked, in a few words on one
+// line (tailscaled's dial errors carry its HTTP answer's body).
+func probeError(err error, o ProbeOptions) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("no answer within %s", o.Timeout)
+	// "connection was refused" is how tailscaled's netstack says it.
+	case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(err.Error(), "connection refused"), strings.Contains(err.Error(), "connection was refused"):
+		return fmt.Sprintf("connection refused: nothing listens on port %d (is `anamnesis serve` running there?)", o.Port)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is the peer's address, already named
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func anyTag(tags, allowed []string) bool {

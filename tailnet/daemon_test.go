@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
@@ -20,6 +22,22 @@ type fakeDaemon struct {
 	st    *ipnstate.Status
 	err   error
 	whois map[string]*apitype.WhoIsResponse
+	// routes maps a tailnet "ip:port" to the loopback address standing for
+	// it; dials counts the connections made through UserDial.
+	routes map[string]string
+	dials  *atomic.Int32
+}
+
+func (f fakeDaemon) UserDial(ctx context.Context, network, host string, port uint16) (net.Conn, error) {
+	if f.dials != nil {
+		f.dials.Add(1)
+	}
+	to, ok := f.routes[net.JoinHostPort(host, fmt.Sprint(port))]
+	if !ok {
+		return nil, fmt.Errorf("no route to %s", host)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, to)
 }
 
 func (f fakeDaemon) Status(context.Context) (*ipnstate.Status, error) { return f.st, f.err }
@@ -89,4 +107,77 @@ func TestLoopbackAuth(t *testing.T) {
 			t.Errorf("%s: %v", addr, err)
 		}
 	}
+}
+
+func TestUserspaceModeServesOnLoopback(t *testing.T) {
+	st := &ipnstate.Status{BackendState: "Running", TUN: false,
+		TailscaleIPs: []netip.Addr{netip.MustParseAddr("100.64.0.1"), netip.MustParseAddr("fd7a:115c:a1e0::1")},
+		Self:         &ipnstate.PeerStatus{HostName: "box", UserID: 1}}
+	d := fakeDaemon{st: st}
+	self, _, err := Status(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !self.Userspace || fmt.Sprint(self.ListenAddrs(7719)) != "[127.0.0.1:7719]" || self.Dial(d) == nil {
+		t.Errorf("userspace tailscaled: userspace %v, listen %v, dial through tailscaled %v", self.Userspace, self.ListenAddrs(7719), self.Dial(d) != nil)
+	}
+	st.TUN = true
+	self, _, _ = Status(context.Background(), d)
+	if self.Userspace || fmt.Sprint(self.ListenAddrs(7719)) != "[100.64.0.1:7719 [fd7a:115c:a1e0::1]:7719]" || self.Dial(d) != nil {
+		t.Errorf("TUN tailscaled: userspace %v, listen %v, dial through tailscaled %v", self.Userspace, self.ListenAddrs(7719), self.Dial(d) != nil)
+	}
+}
+
+func TestProbeDialsThroughTailscaledAndSaysWhyNot(t *testing.T) {
+	_, serving := serveRepo(t, allowAll{})
+	_, refusing := serveRepo(t, denyAll{})
+	closed := closedPort(t)
+	host := func(u string) string { return strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/memory") }
+	dials := &atomic.Int32{}
+	d := fakeDaemon{dials: dials, routes: map[string]string{
+		"100.64.0.2:7719": host(serving),
+		"100.64.0.3:7719": host(refusing),
+		"100.64.0.4:7719": closed,
+	}}
+	ip := func(s string) []string { return []string{s} }
+	peers := []Peer{
+		{Name: "serves", Online: true, SameUser: true, IPs: ip("100.64.0.2")},
+		{Name: "refuses", Online: true, SameUser: true, IPs: ip("100.64.0.3")},
+		{Name: "noserve", Online: true, SameUser: true, IPs: ip("100.64.0.4")},
+		{Name: "tagged", Online: true, Tags: []string{"tag:anamnesis"}, IPs: ip("100.64.0.5")},
+		{Name: "offline", SameUser: true, IPs: ip("100.64.0.6")},
+		{Name: "stranger", Online: true, IPs: ip("100.64.0.7")},
+	}
+	Probe(context.Background(), peers, ProbeOptions{Port: 7719, Timeout: 5 * time.Second, AllowTags: []string{"tag:anamnesis"}, Dial: Dialer(d)})
+	if p := peers[0]; !p.Probed || !p.Serves || p.URL != "http://100.64.0.2:7719/memory" || p.Reason != "" {
+		t.Errorf("serving peer: %+v", p)
+	}
+	if p := peers[1]; !p.Probed || p.Serves || !strings.Contains(p.Reason, "403") {
+		t.Errorf("refusing peer: %+v", p)
+	}
+	if p := peers[2]; !p.Probed || p.Serves || !strings.Contains(p.Reason, "refused") {
+		t.Errorf("peer not serving: %+v", p)
+	}
+	if p := peers[3]; !p.Probed || p.Serves || !strings.Contains(p.Reason, "no route to 100.64.0.5") {
+		t.Errorf("allowed tag, unreachable: %+v", p)
+	}
+	for _, p := range peers[4:] {
+		if p.Probed || p.Serves {
+			t.Errorf("%s should not be asked: %+v", p.Name, p)
+		}
+	}
+	if n := dials.Load(); n != 4 {
+		t.Errorf("%d dials through tailscaled, want 4 (one per probed peer)", n)
+	}
+}
+
+// closedPort is a loopback address where nothing listens.
+func closedPort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
 }

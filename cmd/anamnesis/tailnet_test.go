@@ -1,11 +1,238 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"tailscale.com/client/tailscale/apitype"
+	"tailscale.com/ipn/ipnstate"
+	"tailscale.com/tailcfg"
+	"tailscale.com/types/key"
 )
+
+// tailnetSim stands in for the tailnet between stand-in tailscaleds: what
+// each node's tailscaled forwards incoming connections to, and who opened
+// each forwarded connection (as tailscaled's netstack registers it, so
+// WhoIs of the forwarded connection names the real caller).
+type tailnetSim struct {
+	mu       sync.Mutex
+	forwards map[string]string // "100.64.0.1:7719" -> "127.0.0.1:PORT"
+	callers  map[string]*fakeNode
+}
+
+// fakeNode is one node's tailscaled in userspace-networking mode,
+// answering the LocalAPI calls anamnesis makes (status, whois, dial) on
+// a Unix socket, as the real one does.
+type fakeNode struct {
+	net     *tailnetSim
+	name    string
+	user    tailcfg.UserID
+	ip      string
+	socket  string
+	peers   []*fakeNode
+	tun     bool
+	offline bool
+}
+
+func newTailnetSim() *tailnetSim {
+	return &tailnetSim{forwards: map[string]string{}, callers: map[string]*fakeNode{}}
+}
+
+func (n *tailnetSim) node(t *testing.T, name string, user tailcfg.UserID, ip string) *fakeNode {
+	t.Helper()
+	// Unix socket paths are short (108 bytes): not under t.TempDir().
+	dir, err := os.MkdirTemp("", "tsd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	f := &fakeNode{net: n, name: name, user: user, ip: ip, socket: filepath.Join(dir, "tailscaled.sock")}
+	ln, err := net.Listen("unix", f.socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: f}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return f
+}
+
+func (f *fakeNode) peerStatus() *ipnstate.PeerStatus {
+	return &ipnstate.PeerStatus{HostName: f.name, DNSName: f.name + ".tail.example.", OS: "linux", UserID: f.user, Online: !f.offline,
+		TailscaleIPs: []netip.Addr{netip.MustParseAddr(f.ip)}}
+}
+
+func (f *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/localapi/v0/status":
+		st := &ipnstate.Status{BackendState: "Running", TUN: f.tun, Self: f.peerStatus(),
+			TailscaleIPs: []netip.Addr{netip.MustParseAddr(f.ip)}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
+		for _, p := range f.peers {
+			st.Peer[key.NewNode().Public()] = p.peerStatus()
+		}
+		json.NewEncoder(w).Encode(st)
+	case "/localapi/v0/whois":
+		f.net.mu.Lock()
+		who := f.net.callers[r.URL.Query().Get("addr")]
+		f.net.mu.Unlock()
+		if who == nil {
+			http.Error(w, "no match for IP:port", http.StatusNotFound)
+			return
+		}
+		json.NewEncoder(w).Encode(&apitype.WhoIsResponse{
+			Node:        &tailcfg.Node{Name: who.name + ".tail.example.", ComputedName: who.name},
+			UserProfile: &tailcfg.UserProfile{ID: who.user, LoginName: fmt.Sprintf("user%d@example.com", who.user)}})
+	case "/localapi/v0/dial":
+		f.dial(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// dial opens a connection for the caller to a tailnet address: to where
+// that node's tailscaled forwards it, recording this node as the caller.
+func (f *fakeNode) dial(w http.ResponseWriter, r *http.Request) {
+	addr := net.JoinHostPort(r.Header.Get("Dial-Host"), r.Header.Get("Dial-Port"))
+	f.net.mu.Lock()
+	to, ok := f.net.forwards[addr]
+	f.net.mu.Unlock()
+	if !ok {
+		http.Error(w, "no route to "+addr, http.StatusBadGateway)
+		return
+	}
+	back, err := net.Dial("tcp", to)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	f.net.mu.Lock()
+	f.net.callers[back.LocalAddr().String()] = f
+	f.net.mu.Unlock()
+	conn, rw, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		back.Close()
+		return
+	}
+	fmt.Fprintf(rw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: ts-dial\r\nConnection: upgrade\r\n\r\n")
+	rw.Flush()
+	go func() { io.Copy(back, rw); back.(*net.TCPConn).CloseWrite() }()
+	io.Copy(conn, back)
+	conn.Close()
+	back.Close()
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startServe runs `anamnesis serve` in the background until the test ends
+// (or stop is called) and returns the first line it prints.
+func startServe(t *testing.T, env []string, args ...string) (line string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = env
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	stop = func() {
+		cancel()
+		<-done
+	}
+	lines := make(chan string, 10)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		cmd.Wait()
+		close(lines)
+		close(done)
+	}()
+	t.Cleanup(stop)
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			<-done
+			t.Fatalf("serve exited: %s", stderr.String())
+		}
+		return l, stop
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve printed nothing in 20 s: %s", stderr.String())
+	}
+	return "", stop
+}
+
+// TestUserspaceTailnetServeAndSync: with tailscaled in userspace
+// networking (no TUN: a container, a rootless install), the Tailscale
+// address exists only inside tailscaled. serve listens on 127.0.0.1,
+// where tailscaled forwards tailnet connections, and still authorizes
+// each caller by WhoIs; peers and sync reach the other machine through
+// tailscaled. Each machine names its tailscaled's socket another way:
+// the global flag, the environment, config.json.
+func TestUserspaceTailnetServeAndSync(t *testing.T) {
+	tn := newTailnetSim()
+	a := tn.node(t, "desk", 1, "100.64.0.1")
+	b := tn.node(t, "laptop", 1, "100.64.0.2")
+	a.peers, b.peers = []*fakeNode{b}, []*fakeNode{a}
+	port := freePort(t)
+	tn.forwards["100.64.0.1:7719"] = fmt.Sprintf("127.0.0.1:%d", port)
+
+	homeA, homeB := t.TempDir(), t.TempDir()
+	initHome(t, homeA)
+	mustOK(t, anm(t, homeB, "", "--tailscale-socket", b.socket, "init", "--yes", "--remote", "tailnet", "--no-claude", "--no-mcp", "--no-git-hooks", "--no-sync"))
+	mustOK(t, anm(t, homeA, "", "write", "--type", "semantic", "--title", "heron deploy window", "--body", "Thursdays only."))
+
+	envA := append(os.Environ(), "ANAMNESIS_HOME="+homeA, "ANAMNESIS_MACHINE_ID=desk")
+	line, _ := startServe(t, envA, "--tailscale-socket", a.socket, "serve", "--port", fmt.Sprint(port))
+	if want := fmt.Sprintf("serving memory read-only on http://127.0.0.1:%d/memory", port); line != want {
+		t.Fatalf("serve: %q, want %q", line, want)
+	}
+	// A caller on this machine itself is nobody tailscaled knows: refused.
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/memory/info/refs?service=git-upload-pack", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a local caller WhoIs cannot name got %d, want 403", resp.StatusCode)
+	}
+
+	r := mustOK(t, anm(t, homeB, "", "peers"))
+	if !strings.Contains(r.stdout, "serves anamnesis at http://100.64.0.1:7719/memory") || !strings.Contains(r.stdout, "userspace") {
+		t.Errorf("peers through tailscaled (socket from config.json):\n%s", r.stdout)
+	}
+	r = runCmd(t, append(os.Environ(), "ANAMNESIS_HOME="+homeB, "ANAMNESIS_MACHINE_ID=laptop", "ANAMNESIS_TAILSCALE_SOCKET="+b.socket), "", "sync")
+	if r.code != 0 || !strings.Contains(r.stdout, "fetched=true merged=true") {
+		t.Fatalf("sync through tailscaled: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := mustOK(t, anm(t, homeB, "", "search", "heron deploy")); !strings.Contains(r.stdout, "heron deploy window") {
+		t.Errorf("laptop lacks desk's note after the sync:\n%s", r.stdout)
+	}
+}
 
 // TestTailscaleSocketReachesEveryCommand: one setting names tailscaled's
 // socket for every command that talks to it, from the global flag, the

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +25,8 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve this machine's memory read-only to your other machines on the tailnet",
-		Description: "Listens on this machine's Tailscale addresses (port 7719) and answers git fetches\n" +
+		Description: "Listens on this machine's Tailscale addresses (port 7719; with a userspace-networking\n" +
+			"tailscaled, on 127.0.0.1:7719, where tailscaled forwards them) and answers git fetches\n" +
 			"(upload-pack only: nobody can push) from nodes of the same tailnet user, or nodes with a tag\n" +
 			"listed in config.json \"tailnet_allow_tags\"; everyone else gets 403. Other machines use it\n" +
 			"with remote \"tailnet\". Runs in the foreground; see the README for systemd and launchd.",
@@ -51,6 +51,7 @@ func serveCommand() *cli.Command {
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
 			d := tailnet.LocalDaemon(s.TailscaleSocket())
 			var auth tailnet.Authorizer
+			var self tailnet.Self
 			var addrs []string
 			if c.Bool("allow-loopback") {
 				if c.String("listen") == "" {
@@ -58,14 +59,12 @@ func serveCommand() *cli.Command {
 				}
 				auth = tailnet.LoopbackAuth{}
 			} else {
-				self, _, err := tailnet.Status(c.Context, d)
+				self, _, err = tailnet.Status(c.Context, d)
 				if err != nil {
 					return err
 				}
 				auth = tailnet.WhoIsAuth{D: d, User: self.User, AllowTags: s.Config().AllowTags}
-				for _, ip := range self.IPs {
-					addrs = append(addrs, net.JoinHostPort(ip, strconv.Itoa(c.Int("port"))))
-				}
+				addrs = self.ListenAddrs(c.Int("port"))
 			}
 			if l := c.String("listen"); l != "" {
 				addrs = []string{l}
@@ -86,6 +85,10 @@ func serveCommand() *cli.Command {
 				servers = append(servers, srv)
 				fmt.Fprintf(c.App.Writer, "serving memory read-only on http://%s/memory\n", ln.Addr())
 				go func() { errs <- srv.Serve(ln) }()
+			}
+			if self.Userspace && c.String("listen") == "" {
+				fmt.Fprintf(c.App.Writer, "tailscaled uses userspace networking: it forwards connections to %s port %d here, and still names each caller (WhoIs)\n",
+					strings.Join(self.IPs, " "), c.Int("port"))
 			}
 			select {
 			case <-c.Context.Done():
@@ -132,7 +135,7 @@ func peersCommand() *cli.Command {
 			if err != nil {
 				return cli.Exit(err.Error(), 1)
 			}
-			tailnet.Probe(ctx, peers, c.Int("port"), 2*time.Second, allow)
+			tailnet.Probe(ctx, peers, tailnet.ProbeOptions{Port: c.Int("port"), Timeout: 2 * time.Second, AllowTags: allow, Dial: self.Dial(d)})
 			type row struct {
 				tailnet.Peer
 				LastCommit string `json:"last_commit,omitempty"`
@@ -142,10 +145,14 @@ func peersCommand() *cli.Command {
 				rows = append(rows, row{p, last[p.Name]})
 			}
 			if c.Bool("json") {
-				return printJSON(c.App.Writer, map[string]any{"self": self.Name, "ips": self.IPs, "peers": rows})
+				return printJSON(c.App.Writer, map[string]any{"self": self.Name, "ips": self.IPs, "userspace": self.Userspace, "peers": rows})
 			}
 			w := c.App.Writer
-			fmt.Fprintf(w, "this machine: %s %s\n", self.Name, strings.Join(self.IPs, " "))
+			mode := ""
+			if self.Userspace {
+				mode = " (userspace networking: peers are reached through tailscaled)"
+			}
+			fmt.Fprintf(w, "this machine: %s %s%s\n", self.Name, strings.Join(self.IPs, " "), mode)
 			for _, r := range rows {
 				state := "offline"
 				if r.Online {
@@ -156,8 +163,11 @@ func peersCommand() *cli.Command {
 					who = "yours"
 				}
 				serves := ""
-				if r.Serves {
+				switch {
+				case r.Serves:
 					serves = "  serves anamnesis at " + r.URL
+				case r.Reason != "":
+					serves = "  not reachable: " + r.Reason
 				}
 				lc := ""
 				if r.LastCommit != "" {
