@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -198,3 +200,53 @@ func countCopies(m map[string]string) int {
 
 func indexFilterAll() index.Filter    { return index.Filter{} }
 func indexFilterK(k int) index.Filter { return index.Filter{Limit: k} }
+
+// TestPeerListNoneReachable: a sync whose listed peers all fail has
+// fetched nothing the user asked for: an error naming each peer, never
+// a quiet success. One answering peer is enough to succeed.
+func TestPeerListNoneReachable(t *testing.T) {
+	closed := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return "http://" + ln.Addr().String() + "/memory"
+	}
+	down1, down2 := closed(), closed()
+	home := t.TempDir()
+	s, err := Open(ctx, home, Options{MachineID: "m", Create: true, Remote: "peers:" + down1 + "," + down2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "kept", Body: "local"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Sync(ctx, SyncOptions{Timeout: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "2 peers probed, none reachable: ") ||
+		!strings.Contains(err.Error(), down1) || !strings.Contains(err.Error(), down2) {
+		t.Fatalf("want the count and each peer: %v", err)
+	}
+
+	up := t.TempDir()
+	u, err := Open(ctx, up, Options{MachineID: "up", Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.EnsureRepo(); err != nil {
+		t.Fatal(err)
+	}
+	u.Close()
+	srv := httptest.NewServer(&tailnet.Handler{GitDir: filepath.Join(up, "memory", ".git"), Auth: tailnet.LoopbackAuth{}})
+	defer srv.Close()
+	s.Close()
+	s, err = Open(ctx, home, Options{MachineID: "m", Remote: "peers:" + down1 + "," + srv.URL + "/memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Sync(ctx, SyncOptions{Timeout: 5 * time.Second})
+	if err != nil || len(rep.Peers) != 2 {
+		t.Fatalf("one peer answering: %+v %v", rep.Peers, err)
+	}
+}

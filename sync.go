@@ -138,7 +138,12 @@ type SyncReport struct {
 	Head           string               `json:"head"`
 	Remote         string               `json:"remote"` // redacted: no password or token
 	Peers          []gitsync.PeerResult `json:"peers,omitempty"`
-	Reindexed      ReindexCounts        `json:"reindexed"`
+	// Unreachable names the tailnet peers asked in vain, and why.
+	Unreachable []string `json:"unreachable,omitempty"`
+	// Warnings are lines the user should read although nothing failed
+	// (a mesh sync that found no peer to ask).
+	Warnings  []string      `json:"warnings,omitempty"`
+	Reindexed ReindexCounts `json:"reindexed"`
 }
 
 // ReindexCounts counts index changes.
@@ -173,8 +178,32 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 	out.Committed, out.Fetched, out.Merged, out.Pushed, out.Head = rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, rep.Head
 	out.ConflictCopies = homePaths(rep.ConflictCopies)
 	out.Peers = rep.Peers
+	out.Unreachable = mesh.unreachable
+	if mesh.warning != "" {
+		out.Warnings = append(out.Warnings, mesh.warning)
+	}
 	if err == nil {
 		err = discoverErr
+	}
+	if err == nil && discoverErr == nil {
+		// Peers asked or listed, and not one answered: the sync did
+		// nothing the user asked for, which must not pass for success.
+		why := append([]string{}, mesh.unreachable...)
+		ok := 0
+		for _, p := range rep.Peers {
+			if p.Error == "" {
+				ok++
+			} else {
+				why = append(why, p.URL+": "+p.Error)
+			}
+		}
+		if ok == 0 && len(why) > 0 {
+			n := mesh.probed
+			if n == 0 {
+				n = len(rep.Peers)
+			}
+			err = noneReachable(n, why)
+		}
 	}
 	// Reindex what did change even when the network step failed: the
 	// local commit and any merge that completed are real.
@@ -291,6 +320,12 @@ type meshTargets struct {
 	// dial reaches the peers through tailscaled (userspace networking);
 	// nil: the kernel reaches them.
 	dial gitsync.DialFunc
+	// probed counts the peers asked whether they serve; unreachable says,
+	// per peer asked in vain, why.
+	probed      int
+	unreachable []string
+	// warning, when set, says why nothing was even asked.
+	warning string
 }
 
 // syncTargets reads the remote setting: a hub, "tailnet" (the peers of
@@ -312,10 +347,26 @@ func (s *Store) syncTargets(ctx context.Context) (hub string, mesh meshTargets, 
 		mesh.dial = gitsync.DialFunc(self.Dial(d))
 		tailnet.Probe(dctx, ps, tailnet.ProbeOptions{Port: tailnet.DefaultPort, Timeout: 2 * time.Second,
 			AllowTags: s.config.AllowTags, Dial: self.Dial(d)})
+		offline := 0
 		for _, p := range ps {
-			if p.Serves {
+			switch {
+			case p.Serves:
 				mesh.peers = append(mesh.peers, p.URL)
+			case p.Probed:
+				mesh.unreachable = append(mesh.unreachable, p.Name+" ("+p.IPs[0]+"): "+p.Reason)
+			case !p.Online && p.SameUser:
+				offline++
 			}
+			if p.Probed {
+				mesh.probed++
+			}
+		}
+		if mesh.probed == 0 {
+			gone := ""
+			if offline > 0 {
+				gone = fmt.Sprintf(" (%d offline)", offline)
+			}
+			mesh.warning = "mesh sync: no peer to fetch from: none of your other machines (nor a node with a tag in tailnet_allow_tags) is online on the tailnet" + gone + "; local notes are committed"
 		}
 		return "", mesh, nil
 	case strings.Contains(remote, ","), strings.HasPrefix(remote, "peers:"):
@@ -343,4 +394,14 @@ func (s *Store) userspaceDial(ctx context.Context) gitsync.DialFunc {
 		return nil // no usable tailscaled: the peers are reached directly
 	}
 	return gitsync.DialFunc(self.Dial(d))
+}
+
+// noneReachable is the error of a mesh sync that asked peers and got
+// nothing from any of them: never a silent sync that fetched nothing.
+func noneReachable(n int, why []string) error {
+	peers := "peers"
+	if n == 1 {
+		peers = "peer"
+	}
+	return fmt.Errorf("mesh sync: %d %s probed, none reachable: %s; local notes are committed", n, peers, strings.Join(why, "; "))
 }

@@ -40,6 +40,9 @@ func syncCommand() *cli.Command {
 			// a first write: that is how a second machine starts.
 			return withStoreFor(c, true, func(ctx context.Context, s *anamnesis.Store) error {
 				rep, err := s.Sync(ctx, anamnesis.SyncOptions{Timeout: c.Duration("timeout"), LockWait: c.Duration("wait")})
+				for _, warning := range rep.Warnings {
+					fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", warning)
+				}
 				if c.Bool("json") && err == nil {
 					return printJSON(c.App.Writer, rep)
 				}
@@ -58,6 +61,16 @@ func syncCommand() *cli.Command {
 				fmt.Fprintf(w, "sync: remote %s\n", remote)
 				fmt.Fprintf(w, "sync: committed=%v fetched=%v merged=%v pushed=%v head=%s\n", rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, head)
 				fmt.Fprintf(w, "sync: reindexed %d added, %d updated, %d deleted\n", rep.Reindexed.Added, rep.Reindexed.Updated, rep.Reindexed.Deleted)
+				for _, p := range rep.Peers {
+					if p.Error != "" {
+						fmt.Fprintf(w, "sync: peer %s: %s\n", p.URL, p.Error)
+					} else {
+						fmt.Fprintf(w, "sync: peer %s: fetched=%v merged=%v\n", p.URL, p.Fetched, p.Merged)
+					}
+				}
+				for _, u := range rep.Unreachable {
+					fmt.Fprintf(w, "sync: peer not reachable: %s\n", u)
+				}
 				for _, cp := range rep.ConflictCopies {
 					fmt.Fprintf(w, "sync: conflict copy %s (both versions kept; merge them and delete the copy)\n", cp)
 				}

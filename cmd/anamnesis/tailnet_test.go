@@ -207,7 +207,7 @@ func TestUserspaceTailnetServeAndSync(t *testing.T) {
 	mustOK(t, anm(t, homeA, "", "write", "--type", "semantic", "--title", "heron deploy window", "--body", "Thursdays only."))
 
 	envA := append(os.Environ(), "ANAMNESIS_HOME="+homeA, "ANAMNESIS_MACHINE_ID=desk")
-	line, _ := startServe(t, envA, "--tailscale-socket", a.socket, "serve", "--port", fmt.Sprint(port))
+	line, stop := startServe(t, envA, "--tailscale-socket", a.socket, "serve", "--port", fmt.Sprint(port))
 	if want := fmt.Sprintf("serving memory read-only on http://127.0.0.1:%d/memory", port); line != want {
 		t.Fatalf("serve: %q, want %q", line, want)
 	}
@@ -231,6 +231,54 @@ func TestUserspaceTailnetServeAndSync(t *testing.T) {
 	}
 	if r := mustOK(t, anm(t, homeB, "", "search", "heron deploy")); !strings.Contains(r.stdout, "heron deploy window") {
 		t.Errorf("laptop lacks desk's note after the sync:\n%s", r.stdout)
+	}
+
+	// desk stops serving: laptop's sync fetches nothing, and says so.
+	stop()
+	r = anm(t, homeB, "", "sync")
+	if r.code != 1 || !strings.Contains(r.stderr, "1 peer probed, none reachable: desk (100.64.0.1): ") || !strings.Contains(r.stderr, "local notes are committed") {
+		t.Errorf("sync with the only peer down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestSyncSaysWhenNoPeerIsReachable: a mesh sync that asked peers and
+// reached none fails with the count and each peer's reason; one that had
+// nobody to ask says so and succeeds (local notes are committed).
+func TestSyncSaysWhenNoPeerIsReachable(t *testing.T) {
+	tn := newTailnetSim()
+	me := tn.node(t, "laptop", 1, "100.64.0.2")
+	idle := tn.node(t, "desk", 1, "100.64.0.1")    // online, serves nothing
+	gone := tn.node(t, "nas", 1, "100.64.0.3")     // online, no route
+	other := tn.node(t, "friend", 2, "100.64.0.4") // another user: not asked
+	me.peers = []*fakeNode{idle, gone, other}
+	closed := freePort(t)
+	tn.forwards["100.64.0.1:7719"] = fmt.Sprintf("127.0.0.1:%d", closed)
+
+	home := t.TempDir()
+	initHome(t, home)
+	env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=laptop", "ANAMNESIS_GIT_REMOTE=tailnet", "ANAMNESIS_TAILSCALE_SOCKET="+me.socket)
+	mustOK(t, runCmd(t, env, "", "write", "--type", "semantic", "--title", "kept", "--body", "written before the sync"))
+	r := runCmd(t, env, "", "sync")
+	if r.code != 1 || !strings.Contains(r.stderr, "2 peers probed, none reachable: ") {
+		t.Fatalf("want exit 1 and the count: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"desk (100.64.0.1): ", "nas (100.64.0.3): ", "no route to 100.64.0.3"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the reasons lack %q: %s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "friend") {
+		t.Errorf("another user's node was counted: %s", r.stderr)
+	}
+	if out, _ := exec.Command("git", "-C", filepath.Join(home, "memory"), "status", "--porcelain").Output(); len(out) != 0 {
+		t.Errorf("local notes not committed:\n%s", out)
+	}
+
+	idle.offline = true
+	me.peers = []*fakeNode{other, idle}
+	r = runCmd(t, env, "", "sync")
+	if r.code != 0 || !strings.Contains(r.stderr, "no peer to fetch from") || !strings.Contains(r.stderr, "(1 offline)") {
+		t.Errorf("nobody to ask: want exit 0 and a warning, got exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
