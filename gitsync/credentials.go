@@ -182,11 +182,24 @@ type remoteAuth struct {
 	http   bool
 	filled map[string]string // what git credential fill answered
 	asked  bool
+	ssh    *sshMethod // for ssh remotes: explains refusals and host key failures
+	url    string     // what go-git must dial, when not the remote as written
+}
+
+// dialURL is the URL fetch and push must use: for ssh, the remote with
+// ~/.ssh/config applied (go-git does not read $HOME/.ssh/config for the
+// user or keys); "" means the remote as configured.
+func (a *remoteAuth) dialURL() string {
+	if a == nil {
+		return ""
+	}
+	return a.url
 }
 
 // newRemoteAuth picks credentials for a remote without ever prompting:
-// for ssh the agent when SSH_AUTH_SOCK is set, else the first unencrypted
-// default key file, with host keys checked against known_hosts; for
+// for ssh every key of the agent and every identity file, with
+// ~/.ssh/config applied and host keys checked against known_hosts (see
+// sshMethod); for
 // http(s) the user and password in the URL, else a matching ~/.netrc
 // entry ($NETRC names another file, as for curl, which git uses). Local
 // paths need none.
@@ -198,11 +211,14 @@ func newRemoteAuth(remote, dir string) (*remoteAuth, error) {
 	}
 	switch ep.Protocol {
 	case "ssh":
-		a.method, err = sshAuth(ep, remote)
+		m, err := sshAuth(remote, currentSSHEnv())
 		if err != nil {
 			return nil, err
 		}
-		a.source = "ssh"
+		if a.url, err = m.dialURL(); err != nil {
+			return nil, fmt.Errorf("remote %s: %w", Redact(remote), err)
+		}
+		a.method, a.ssh, a.source = m, m, "ssh"
 	case "http", "https":
 		a.http = true
 		switch {
@@ -246,6 +262,9 @@ func (a *remoteAuth) do(ctx context.Context, op func(transport.AuthMethod) error
 				gitCredential(ctx, a.dir, "reject", cred)
 			}
 		}
+	}
+	if a.ssh != nil {
+		return a.ssh.explain(err)
 	}
 	if isAuthFailure(err) {
 		return &AuthError{Remote: Redact(a.remote), Source: a.source, Denied: errors.Is(err, transport.ErrAuthorizationFailed) && a.method != nil}

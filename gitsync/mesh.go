@@ -180,8 +180,9 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 				return err
 			}
 			return remote.FetchContext(fctx, &git.FetchOptions{
-				RefSpecs: []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + ref.String())},
-				Auth:     a, Tags: git.NoTags,
+				RemoteURL: auth.dialURL(),
+				RefSpecs:  []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + ref.String())},
+				Auth:      a, Tags: git.NoTags,
 			})
 		})
 	})

@@ -177,6 +177,7 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (bool,
 		return bounded(fctx, func() error {
 			return g.r.FetchContext(fctx, &git.FetchOptions{
 				RemoteName: RemoteName,
+				RemoteURL:  auth.dialURL(),
 				RefSpecs:   []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + remoteRef.String())},
 				Auth:       a,
 				Tags:       git.NoTags,
@@ -213,6 +214,7 @@ func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth) (pushed
 		return bounded(pctx, func() error {
 			return g.r.PushContext(pctx, &git.PushOptions{
 				RemoteName: RemoteName,
+				RemoteURL:  auth.dialURL(),
 				RefSpecs:   []config.RefSpec{config.RefSpec(branchRef.String() + ":" + branchRef.String())},
 				Auth:       a,
 			})
@@ -316,7 +318,11 @@ func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Durati
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	rem := git.NewRemote(g.r.Storer, &config.RemoteConfig{Name: "probe", URLs: []string{withoutSecret(remote)}})
+	url := withoutSecret(remote)
+	if u := auth.dialURL(); u != "" {
+		url = u
+	}
+	rem := git.NewRemote(g.r.Storer, &config.RemoteConfig{Name: "probe", URLs: []string{url}})
 	err = auth.do(rctx, func(a transport.AuthMethod) error {
 		return bounded(rctx, func() error {
 			_, err := rem.ListContext(rctx, &git.ListOptions{Auth: a})

@@ -1,6 +1,9 @@
 package gitsync
 
 import (
+	"bytes"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -8,8 +11,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // TestHTTPRemote syncs two machines through the git CLI's own smart-HTTP
@@ -69,7 +78,7 @@ func TestSSHWithoutCredentialsFailsClearly(t *testing.T) {
 	t.Setenv("SSH_AUTH_SOCK", "")
 	for _, url := range []string{"ssh://git@example.invalid/memory.git", "git@example.invalid:memory.git"} {
 		_, err := newRemoteAuth(url, "")
-		if err == nil || !strings.Contains(err.Error(), "no ssh agent") {
+		if err == nil || !strings.Contains(err.Error(), "no ssh agent") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v", url, err)
 		}
 	}
@@ -81,5 +90,306 @@ func TestSSHWithoutCredentialsFailsClearly(t *testing.T) {
 	}
 	if a, err := newRemoteAuth("me@example.invalid:memory.git", ""); err != nil || a.method == nil || !strings.Contains(a.method.String(), "me") {
 		t.Errorf("key file auth: %v %v", a, err)
+	}
+	// An encrypted key that no agent holds is named, with what to do.
+	os.Remove(key)
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "secret", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	if _, err := newRemoteAuth("me@example.invalid:memory.git", ""); err == nil || !strings.Contains(err.Error(), "~/.ssh/id_ed25519 encrypted and not in the agent: add it with ssh-add") {
+		t.Errorf("encrypted key: %v", err)
+	}
+}
+
+// sshLab is an ssh server of golang.org/x/crypto/ssh on 127.0.0.1 that
+// offers ED25519, ECDSA and RSA host keys (as a stock OpenSSH server does)
+// and accepts the public keys in allowed; a home with ~/.ssh for the
+// client side.
+type sshLab struct {
+	t        *testing.T
+	home     string
+	addr     string
+	port     string
+	hostKeys []ssh.Signer
+	allowed  []ssh.PublicKey
+	mu       sync.Mutex
+	tried    []string // fingerprints of the keys clients offered
+}
+
+func newSSHLab(t *testing.T) *sshLab {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		t.Skip("ssh-keygen not installed")
+	}
+	l := &sshLab{t: t, home: t.TempDir()}
+	t.Setenv("HOME", l.home)
+	t.Setenv("SSH_AUTH_SOCK", "")
+	os.MkdirAll(filepath.Join(l.home, ".ssh"), 0o700)
+	dir := t.TempDir()
+	for _, typ := range []string{"ed25519", "ecdsa", "rsa"} {
+		l.hostKeys = append(l.hostKeys, l.keygen(filepath.Join(dir, typ), typ))
+	}
+	cfg := &ssh.ServerConfig{PublicKeyCallback: func(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+		l.mu.Lock()
+		l.tried = append(l.tried, ssh.FingerprintSHA256(key))
+		allowed := l.allowed
+		l.mu.Unlock()
+		for _, a := range allowed {
+			if bytes.Equal(a.Marshal(), key.Marshal()) {
+				return nil, nil
+			}
+		}
+		return nil, errors.New("not authorized")
+	}}
+	for _, k := range l.hostKeys {
+		cfg.AddHostKey(k)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	l.addr = ln.Addr().String()
+	_, l.port, _ = net.SplitHostPort(l.addr)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				if sc, chans, reqs, err := ssh.NewServerConn(c, cfg); err == nil {
+					go ssh.DiscardRequests(reqs)
+					for ch := range chans {
+						ch.Reject(ssh.Prohibited, "no sessions here")
+					}
+					sc.Close()
+				}
+			}()
+		}
+	}()
+	return l
+}
+
+// keygen makes a key with ssh-keygen (OpenSSH's own file format) and
+// returns its signer.
+func (l *sshLab) keygen(path, typ string) ssh.Signer {
+	l.t.Helper()
+	args := []string{"-q", "-t", typ, "-N", "", "-f", path}
+	if typ == "rsa" {
+		args = append(args, "-b", "2048") // the default 3072 bits take seconds on a busy machine
+	}
+	if out, err := exec.Command("ssh-keygen", args...).CombinedOutput(); err != nil {
+		l.t.Fatalf("ssh-keygen %v: %v %s", args, err, out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	s, err := ssh.ParsePrivateKey(data)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return s
+}
+
+func (l *sshLab) userKey(name string) ssh.Signer {
+	return l.keygen(filepath.Join(l.home, ".ssh", name), "ed25519")
+}
+
+// knownHosts writes ~/.ssh/known_hosts with the server's keys of the
+// given types, as `ssh-keyscan -t` would, hashed if asked (ssh-keygen -H).
+func (l *sshLab) knownHosts(hashed bool, types ...string) {
+	l.t.Helper()
+	var b strings.Builder
+	for _, k := range l.hostKeys {
+		for _, typ := range types {
+			if k.PublicKey().Type() == typ {
+				b.WriteString(knownhosts.Line([]string{l.addr}, k.PublicKey()) + "\n")
+			}
+		}
+	}
+	p := filepath.Join(l.home, ".ssh", "known_hosts")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		l.t.Fatal(err)
+	}
+	if hashed {
+		if out, err := exec.Command("ssh-keygen", "-H", "-f", p).CombinedOutput(); err != nil {
+			l.t.Fatalf("ssh-keygen -H: %v %s", err, out)
+		}
+		if data, _ := os.ReadFile(p); !strings.HasPrefix(string(data), "|1|") {
+			l.t.Fatalf("not hashed: %s", data)
+		}
+	}
+}
+
+// agent starts a real ssh-agent holding the given key files.
+func (l *sshLab) agent(keys ...string) {
+	l.t.Helper()
+	if _, err := exec.LookPath("ssh-agent"); err != nil {
+		l.t.Skip("ssh-agent not installed")
+	}
+	sock := filepath.Join(l.t.TempDir(), "agent.sock")
+	cmd := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		l.t.Fatal(err)
+	}
+	l.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	l.t.Setenv("SSH_AUTH_SOCK", sock)
+	for _, k := range keys {
+		add := exec.Command("ssh-add", k)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			l.t.Fatalf("ssh-add %s: %v %s", k, err, out)
+		}
+	}
+}
+
+// connect authenticates to the lab server as sync would for remote, and
+// returns the one-line error sync would show.
+func (l *sshLab) connect(remote string) error {
+	l.t.Helper()
+	a, err := newRemoteAuth(remote, "")
+	if err != nil {
+		return err
+	}
+	m, ok := a.method.(gitssh.AuthMethod)
+	if !ok {
+		l.t.Fatalf("%s: not an ssh auth method: %T", remote, a.method)
+	}
+	return a.do(ctx, func(transport.AuthMethod) error {
+		cfg, err := m.ClientConfig()
+		if err != nil {
+			return err
+		}
+		c, err := net.DialTimeout("tcp", l.addr, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		conn, _, _, err := ssh.NewClientConn(c, l.addr, cfg)
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	})
+}
+
+func (l *sshLab) remote() string { return "ssh://me@127.0.0.1:" + l.port + "/~/memory.git" }
+
+// TestSSHHostKeyAlgorithmsFollowKnownHosts: a known_hosts with only the
+// server's ED25519 key (what `ssh host` records on first connect), plain
+// or hashed, is enough even though the server prefers another key type.
+func TestSSHHostKeyAlgorithmsFollowKnownHosts(t *testing.T) {
+	l := newSSHLab(t)
+	l.allowed = []ssh.PublicKey{l.userKey("id_ed25519").PublicKey()}
+	for _, c := range []struct {
+		types  []string
+		hashed bool
+	}{
+		{[]string{ssh.KeyAlgoED25519}, false},
+		{[]string{ssh.KeyAlgoED25519}, true},
+		{[]string{ssh.KeyAlgoRSA}, false},
+		{[]string{ssh.KeyAlgoECDSA256}, true},
+	} {
+		l.knownHosts(c.hashed, c.types...)
+		if err := l.connect(l.remote()); err != nil {
+			t.Errorf("known_hosts with %v (hashed %v): %v", c.types, c.hashed, err)
+		}
+	}
+}
+
+// TestSSHOffersEveryIdentity: agent keys and key files are all offered,
+// so an agent that holds no keys (or the wrong ones) does not hide a
+// valid ~/.ssh/id_ed25519; an agent alone works too.
+func TestSSHOffersEveryIdentity(t *testing.T) {
+	l := newSSHLab(t)
+	// Every host key type: this test is about client keys alone.
+	l.knownHosts(false, ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoRSA)
+	good := l.userKey("id_ed25519")
+	l.allowed = []ssh.PublicKey{good.PublicKey()}
+
+	l.agent() // running, empty
+	if err := l.connect(l.remote()); err != nil {
+		t.Errorf("empty agent and a key file: %v", err)
+	}
+	other := filepath.Join(t.TempDir(), "other")
+	l.keygen(other, "ed25519")
+	l.agent(other) // running, holding a key the server refuses
+	if err := l.connect(l.remote()); err != nil {
+		t.Errorf("agent with another key and a key file: %v", err)
+	}
+
+	// Agent only: the key lives in the agent, no file in ~/.ssh.
+	moved := filepath.Join(t.TempDir(), "id_ed25519")
+	os.Rename(filepath.Join(l.home, ".ssh", "id_ed25519"), moved)
+	os.Remove(filepath.Join(l.home, ".ssh", "id_ed25519.pub"))
+	l.agent(moved)
+	if err := l.connect(l.remote()); err != nil {
+		t.Errorf("agent only: %v", err)
+	}
+}
+
+// TestSSHConfigAliasWithIdentitiesOnly: a Host alias gives HostName,
+// User, Port and IdentityFile; with IdentitiesOnly the agent's other keys
+// are not offered (a server counting failed keys would cut us off).
+func TestSSHConfigAliasWithIdentitiesOnly(t *testing.T) {
+	l := newSSHLab(t)
+	l.knownHosts(false, ssh.KeyAlgoED25519, ssh.KeyAlgoECDSA256, ssh.KeyAlgoRSA)
+	work := l.keygen(filepath.Join(l.home, ".ssh", "work_key"), "ed25519")
+	l.allowed = []ssh.PublicKey{work.PublicKey()}
+	other := filepath.Join(t.TempDir(), "other")
+	l.keygen(other, "ed25519")
+	l.agent(other)
+	cfg := "Host hub\n  HostName 127.0.0.1\n  Port " + l.port + "\n  User memory\n  IdentityFile ~/.ssh/work_key\n  IdentitiesOnly yes\n"
+	if err := os.WriteFile(filepath.Join(l.home, ".ssh", "config"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.connect("hub:~/memory.git"); err != nil {
+		t.Fatalf("alias: %v", err)
+	}
+	if len(l.tried) != 1 || l.tried[0] != ssh.FingerprintSHA256(work.PublicKey()) {
+		t.Errorf("IdentitiesOnly: offered %v, want only the IdentityFile's key", l.tried)
+	}
+}
+
+// TestSSHFailuresSayWhatToDo: unknown host, changed host key and refused
+// keys each give one line that says how to fix it, at once.
+func TestSSHFailuresSayWhatToDo(t *testing.T) {
+	l := newSSHLab(t)
+	l.userKey("id_ed25519")
+	start := time.Now()
+
+	os.WriteFile(filepath.Join(l.home, ".ssh", "known_hosts"), nil, 0o600)
+	err := l.connect(l.remote())
+	want := "host key of " + l.addr + " is not in ~/.ssh/known_hosts: run `ssh -p " + l.port + " me@127.0.0.1` once to check and record it"
+	if err == nil || err.Error() != want {
+		t.Errorf("unknown host:\n got %v\nwant %s", err, want)
+	}
+
+	impostor := l.keygen(filepath.Join(t.TempDir(), "impostor"), "ed25519")
+	os.WriteFile(filepath.Join(l.home, ".ssh", "known_hosts"), []byte(knownhosts.Line([]string{l.addr}, impostor.PublicKey())+"\n"), 0o600)
+	err = l.connect(l.remote())
+	if err == nil || !strings.Contains(err.Error(), "CHANGED") || !strings.Contains(err.Error(), "~/.ssh/known_hosts:1") ||
+		!strings.Contains(err.Error(), "`ssh-keygen -R '[127.0.0.1]:"+l.port+"'`") {
+		t.Errorf("changed host key: %v", err)
+	}
+
+	l.knownHosts(false, ssh.KeyAlgoED25519)
+	err = l.connect(l.remote())
+	if err == nil || !strings.HasPrefix(err.Error(), "the server refused every key tried for me@"+l.addr+" (~/.ssh/id_ed25519)") {
+		t.Errorf("refused key: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("failures took %s", d)
 	}
 }

@@ -21,8 +21,9 @@ func syncCommand() *cli.Command {
 		Name:  "sync",
 		Usage: "commit local notes, exchange them with the remote, merge, reindex what changed",
 		Description: "The remote comes from ANAMNESIS_GIT_REMOTE or config.json \"remote\": a path to a bare\n" +
-			"repository, file://, ssh:// or user@host:path (ssh agent or ~/.ssh keys, known_hosts checked,\n" +
-			"never a prompt), or http(s)://. Without a remote, notes are committed locally.\n" +
+			"repository, file://, ssh:// or user@host:path (~/.ssh/config applied, agent keys and key files\n" +
+			"offered, known_hosts checked, never a prompt), or http(s)://. Without a remote, notes are\n" +
+			"committed locally.\n" +
 			"Edits of the same note on two machines are merged; when both changed the same lines the\n" +
 			"newer version stays and the other is kept as <note>.conflict-<hash>.md (see `anamnesis status`).",
 		Flags: []cli.Flag{
