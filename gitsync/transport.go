@@ -457,6 +457,9 @@ func (m *sshMethod) explain(err error) error {
 	case hostErr == nil && len(algos) > 0 && strings.Contains(err.Error(), "no common algorithm for host key"):
 		return fmt.Errorf("the host key of %s CHANGED: the server offers none of the key types recorded in %s (%s); if you know why, remove the old keys with `%s` and run `%s` once to record the new one",
 			t.addr(), known, strings.Join(algos, ", "), m.removeCommand(t.userKnown), t.sshCommand())
+	case strings.Contains(strings.ToLower(err.Error()), "too many authentication failures"):
+		return fmt.Errorf("the server for %s@%s hung up after too many refused keys (offered: %s): name the right key with IdentityFile and set IdentitiesOnly yes for this host in ~/.ssh/config",
+			t.user, t.addr(), strings.Join(m.offered, ", "))
 	case strings.Contains(err.Error(), "unable to authenticate"):
 		tried := strings.Join(m.offered, ", ")
 		if len(m.skipped) > 0 {

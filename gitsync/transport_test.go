@@ -114,6 +114,7 @@ type sshLab struct {
 	allowed  []ssh.PublicKey
 	mu       sync.Mutex
 	tried    []string // fingerprints of the keys clients offered
+	cfg      *ssh.ServerConfig
 }
 
 func newSSHLab(t *testing.T) *sshLab {
@@ -144,6 +145,7 @@ func newSSHLab(t *testing.T) *sshLab {
 	for _, k := range l.hostKeys {
 		cfg.AddHostKey(k)
 	}
+	l.cfg = cfg
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -388,6 +390,17 @@ func TestSSHFailuresSayWhatToDo(t *testing.T) {
 	err = l.connect(l.remote())
 	if err == nil || !strings.HasPrefix(err.Error(), "the server refused every key tried for me@"+l.addr+" (~/.ssh/id_ed25519)") {
 		t.Errorf("refused key: %v", err)
+	}
+	// A server that hangs up after a few refused keys (OpenSSH's
+	// MaxAuthTries) gets the advice to name the key.
+	l.cfg.MaxAuthTries = 1
+	k1, k2 := filepath.Join(t.TempDir(), "a1"), filepath.Join(t.TempDir(), "a2")
+	l.keygen(k1, "ed25519")
+	l.keygen(k2, "ed25519")
+	l.agent(k1, k2)
+	err = l.connect(l.remote())
+	if err == nil || !strings.Contains(err.Error(), "hung up after too many refused keys") || !strings.Contains(err.Error(), "IdentitiesOnly yes") {
+		t.Errorf("too many keys: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("failures took %s", d)
