@@ -187,7 +187,7 @@ func (l *sshConfigLookup) match(args []string) (bool, error) {
 			r = false
 		case "host", "originalhost", "user", "localuser", "exec", "localnetwork", "tagged":
 			if i+1 >= len(args) {
-				return false, fmt.Errorf("Match %s needs an argument", crit)
+				return false, fmt.Errorf("ssh config: Match %s needs an argument", crit)
 			}
 			i++
 			list := args[i]
