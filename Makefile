@@ -39,6 +39,7 @@ vet:
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(STATICCHECK) -tags e2e ./e2e/
 
 test: fmt-check vet lint
 	$(GO) test -count=1 ./...
