@@ -120,7 +120,17 @@ func Doctor(ctx context.Context, s *Store) []Check {
 		out = append(out, problem("note files", err, "run `anamnesis reindex --full`"))
 	} else {
 		if len(bad) == 0 {
-			out = append(out, Check{Name: "note files", State: CheckOK, Detail: "every note file parses"})
+			detail := "every note file parses"
+			if others, err := s.memory.OtherFiles(ctx); err == nil && len(others) > 0 {
+				// Said once here, as information: a hub created with a
+				// README is normal, and nothing needs fixing.
+				verb := "are"
+				if len(others) == 1 {
+					verb = "is"
+				}
+				detail += fmt.Sprintf("; %s (%s) %s synced but not indexed", countOf(len(others), "file that is not a note", "files that are not notes"), listSome(others, 3), verb)
+			}
+			out = append(out, Check{Name: "note files", State: CheckOK, Detail: detail})
 		} else {
 			c := Check{Name: "note files", State: CheckWarn,
 				Detail: fmt.Sprintf("%d files are skipped by the index", len(bad)),
@@ -265,4 +275,19 @@ func FixIndex(ctx context.Context, s *Store) (string, error) {
 		return "", fmt.Errorf("rebuild the index: %w", err)
 	}
 	return reason, nil
+}
+
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// listSome names the first few items and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

@@ -271,7 +271,7 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 		}
 		var files []located
 		for _, rel := range forced {
-			if p := note.PortableDir + "/" + rel; isNotePath(rel) && !planned[p] {
+			if p := note.PortableDir + "/" + rel; note.IsNotePath(rel) && !planned[p] {
 				if _, _, err := s.memory.ReadFile(rel); err == nil || errors.Is(err, note.ErrMalformed) {
 					files = append(files, located{s.memory, rel})
 				}

@@ -355,7 +355,8 @@ func TestReconcilePicksUpHandEdits(t *testing.T) {
 	os.WriteFile(filepath.Join(home, path), note.Marshal(&edited), 0o644)
 	os.Remove(filepath.Join(home, gpath))
 	added := note.New("episodic", "added by hand", "fresh flamingo", time.Now())
-	os.WriteFile(filepath.Join(home, "memory", "episodic-notes.md"), note.Marshal(added), 0o644)
+	os.MkdirAll(filepath.Join(home, "memory", "episodic"), 0o755)
+	os.WriteFile(filepath.Join(home, "memory", "episodic", "added-by-hand.md"), note.Marshal(added), 0o644)
 	// Touched but unchanged: must not count as an update.
 	future := time.Now().Add(time.Hour)
 	_, kp, _ := s.Get(ctx, keep.ID)
@@ -393,7 +394,6 @@ func malformedNotes(t *testing.T, home string) map[string]string {
 		"memory/semantic/latin1.md":   []byte("---\nid: 01LATIN\ntype: semantic\ntitle: caf\xe9\n---\n"),
 		"memory/semantic/badtype.md":  []byte("---\nid: 01BADTYPE\ntype: opinion\ntitle: x\n---\n"),
 		"memory/semantic/huge.md":     append(append([]byte{}, good...), make([]byte, note.MaxFileSize)...),
-		"memory/README.md":            []byte("# my notes\n"),
 	}
 	for rel, data := range files {
 		p := filepath.Join(home, rel)
@@ -414,7 +414,6 @@ func malformedNotes(t *testing.T, home string) map[string]string {
 		"memory/semantic/latin1.md":   "not valid UTF-8",
 		"memory/semantic/badtype.md":  "not one of",
 		"memory/semantic/huge.md":     "byte limit",
-		"memory/README.md":            "missing YAML frontmatter",
 		"memory/semantic/link.md":     "outside the tree",
 	}
 	return want
@@ -759,5 +758,68 @@ func TestConfigIsNeverReadableByOthers(t *testing.T) {
 	close(stop)
 	if m, ok := <-seen; ok {
 		t.Errorf("config.json was %v for a moment", m)
+	}
+}
+
+// TestFilesThatAreNotNotes: a hub created "with a README" (and a user's
+// docs) brings files into memory/ that are not at <type>/<id>.md. They
+// are synced as files but never indexed, and never reported as bad notes
+// by reindex, sync, status or doctor; a record an older version left for
+// one is dropped by the next reconcile.
+func TestFilesThatAreNotNotes(t *testing.T) {
+	home := t.TempDir()
+	s, _ := openHome(t, home)
+	n, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "a real note", Body: "quokka"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel, data := range map[string]string{
+		"memory/README.md":                     "# memory\n\nCreated with the repository.\n",
+		"memory/docs/setup.md":                 "how to set up\n",
+		"memory/.github/ISSUE_TEMPLATE/bug.md": "---\nname: bug\n---\n",
+		"memory/semantic/sub/nested.md":        "not a note path either\n",
+	} {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What an older version recorded for the README: a bad note.
+	if _, err := s.Index().Apply(ctx, []index.Change{{File: index.File{Path: "memory/README.md", Size: 1, Error: "missing YAML frontmatter"}}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, rep ReconcileReport) {
+		t.Helper()
+		if len(rep.Bad) != 0 || rep.Indexed != 1 {
+			t.Errorf("%s: indexed %d, bad %+v", when, rep.Indexed, rep.Bad)
+		}
+		st, err := s.Status(ctx)
+		if err != nil || len(st.Index.Skipped) != 0 || st.Index.Notes != 1 {
+			t.Errorf("%s: status %+v %v", when, st.Index, err)
+		}
+		for _, c := range Doctor(ctx, s) {
+			if c.Name == "note files" && (c.State != CheckOK || !strings.Contains(c.Detail, "4 files that are not notes (.github/ISSUE_TEMPLATE/bug.md, README.md, docs/setup.md and 1 more) are synced but not indexed")) {
+				t.Errorf("%s: doctor: %+v", when, c)
+			}
+		}
+	}
+	rep, err := s.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("reconcile", rep)
+	// A sync commits them (they travel to the hub like any file) and
+	// reindexes what the commit changed: still nothing to warn about.
+	if _, err := s.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = s.Rebuild(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("sync and rebuild", rep)
+	if _, _, err := s.Get(ctx, n.ID); err != nil {
+		t.Errorf("the note: %v", err)
 	}
 }

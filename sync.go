@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -223,12 +222,6 @@ func homePaths(rel []string) []string {
 	return out
 }
 
-// isNotePath matches what note.Tree.Walk considers a note file.
-func isNotePath(rel string) bool {
-	base := path.Base(rel)
-	return strings.HasSuffix(base, ".md") && !strings.HasPrefix(base, ".") && !strings.HasPrefix(rel, ".git/")
-}
-
 // reindexSince applies exactly the memory/ paths that differ between the
 // last indexed commit and HEAD, then records HEAD. Without a usable last
 // indexed commit it falls back to a full reconcile.
@@ -270,7 +263,7 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 	var files []located
 	var changes []index.Change
 	for _, rel := range rels {
-		if !isNotePath(rel) {
+		if !note.IsNotePath(rel) {
 			continue
 		}
 		if _, _, err := s.memory.ReadFile(rel); err != nil && !errors.Is(err, note.ErrMalformed) {

@@ -150,10 +150,10 @@ type Entry struct {
 	MtimeNS int64
 }
 
-// Walk lists every *.md file under the tree with its size and mtime
-// (from lstat: symlinks are listed, so they can be reported). Dot
-// directories such as .git and dot files such as in-flight temporary files
-// are skipped. A missing tree is empty.
+// Walk lists every file at a note path (IsNotePath) with its size and
+// mtime (from lstat: symlinks are listed, so they can be reported). Other
+// files and directories (.git, a hub's README.md, in-flight temporary
+// files) are skipped. A missing tree is empty.
 func (t Tree) Walk(ctx context.Context, fn func(Entry) error) error {
 	err := filepath.WalkDir(t.Root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -162,14 +162,23 @@ func (t Tree) Walk(ctx context.Context, fn func(Entry) error) error {
 			}
 			return err
 		}
-		name := d.Name()
+		if p == t.Root {
+			return ctx.Err()
+		}
+		rel, err := filepath.Rel(t.Root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if p != t.Root && strings.HasPrefix(name, ".") {
+			// Notes live one level down, in a directory named after
+			// their type: nothing else needs a look.
+			if strings.Contains(rel, "/") || !ValidType(rel) {
 				return fs.SkipDir
 			}
 			return ctx.Err()
 		}
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".md") {
+		if !IsNotePath(rel) {
 			return nil
 		}
 		info, err := d.Info()
@@ -179,16 +188,91 @@ func (t Tree) Walk(ctx context.Context, fn func(Entry) error) error {
 			}
 			return err
 		}
-		rel, err := filepath.Rel(t.Root, p)
-		if err != nil {
-			return err
-		}
-		return fn(Entry{Rel: filepath.ToSlash(rel), Size: info.Size(), MtimeNS: info.ModTime().UnixNano()})
+		return fn(Entry{Rel: rel, Size: info.Size(), MtimeNS: info.ModTime().UnixNano()})
 	})
 	if err != nil {
 		return fmt.Errorf("walk %s: %w", t.Root, err)
 	}
 	return nil
+}
+
+// OtherFiles lists the files in the tree that are not at a note path
+// (see IsNotePath), sorted: what a hub came with (README.md, .github/)
+// or a user put there. .git and in-flight temporary files are left out.
+func (t Tree) OtherFiles(ctx context.Context) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(t.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == t.Root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if p == t.Root {
+			return ctx.Err()
+		}
+		rel, err := filepath.Rel(t.Root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && rel == ".git":
+			return fs.SkipDir
+		case d.IsDir():
+			return ctx.Err()
+		case strings.HasPrefix(d.Name(), ".tmp-anamnesis-") || IsNotePath(rel):
+			return nil
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk %s: %w", t.Root, err)
+	}
+	return out, nil
+}
+
+// IsNotePath reports whether rel (a path inside a tree, forward slashes)
+// is where a note lives: <type>/<id>.md with type one of Types and a
+// valid id as file name, or a conflict copy beside one
+// (<id>.conflict-<hex>.md, the suffix repeated for a copy of a copy).
+// This is the layout every writer uses, ours and the Python tool's.
+// Anything else in a tree is not a note: a README.md a hub was created
+// with, .github/, docs/*.md are synced as files but never read as notes,
+// so they are never indexed and never reported as bad notes.
+func IsNotePath(rel string) bool {
+	dir, file, ok := strings.Cut(rel, "/")
+	if !ok || !ValidType(dir) || strings.Contains(file, "/") {
+		return false
+	}
+	stem, ok := strings.CutSuffix(file, ".md")
+	if !ok {
+		return false
+	}
+	for {
+		i := strings.LastIndex(stem, ".conflict-")
+		if i < 0 {
+			break
+		}
+		if !isLowerHex(stem[i+len(".conflict-"):]) {
+			return false
+		}
+		stem = stem[:i]
+	}
+	return ValidID(stem)
+}
+
+func isLowerHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Directory names of the two trees inside a store home. The git repository

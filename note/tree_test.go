@@ -80,3 +80,42 @@ func TestWriteFileAtomicLeavesNoTempOnFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkListsOnlyNotePaths: a tree holds notes at <type>/<id>.md (and
+// conflict copies beside them); whatever else a hub came with (README.md,
+// .github/, docs/) or a user dropped in is not a note and not listed.
+func TestWalkListsOnlyNotePaths(t *testing.T) {
+	tr := Tree{Root: t.TempDir(), Scope: ScopePortable}
+	notes := []string{"semantic/01M8096W5QX5ZSS42R50CMGMY1.md", "episodic/hand-written_note.md",
+		"procedural/01M8096W5M2EX0FZ888W1Q1M8P.conflict-1a2b3c4d.md", "semantic/X1.conflict-0a0b0c0d.conflict-11223344.md"}
+	others := []string{"README.md", "docs/setup.md", ".github/ISSUE_TEMPLATE/bug.md", "semantic/sub/x.md",
+		"opinions/01M8096W5QX5ZSS42R50CMGMY1.md", "semantic/has space.md", "semantic/x.conflict-zz.md", "semantic/.hidden.md",
+		"semantic/x.md.txt", "Semantic/X1.md"}
+	for _, rel := range append(append([]string{}, notes...), others...) {
+		p := filepath.Join(tr.Root, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	if err := tr.Walk(context.Background(), func(e Entry) error { got = append(got, e.Rel); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	want := append([]string{}, notes...)
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("walk listed\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, rel := range notes {
+		if !IsNotePath(rel) {
+			t.Errorf("IsNotePath(%q) = false", rel)
+		}
+	}
+	for _, rel := range others {
+		if IsNotePath(rel) {
+			t.Errorf("IsNotePath(%q) = true", rel)
+		}
+	}
+}
