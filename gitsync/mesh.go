@@ -10,8 +10,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-billy/v5/osfs"
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -152,53 +150,43 @@ func (s *isolatedRefs) CountLooseRefs() (int, error) { return 0, nil }
 func (s *isolatedRefs) PackRefs() error              { return nil }
 
 func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.Hash, bool, error) {
-	name := peerName(u)
 	st := &isolatedRefs{Storage: filesystem.NewStorage(osfs.New(g.gitDir), cache.NewObjectLRUDefault()),
 		refs: map[plumbing.ReferenceName]*plumbing.Reference{}}
 	head, err := g.Head()
 	if err == nil && !head.IsZero() {
 		st.refs[branchRef] = plumbing.NewHashReference(branchRef, head) // our history, so only new objects come
 	}
-	remote := git.NewRemote(st, &config.RemoteConfig{Name: name, URLs: []string{withoutSecret(u)}})
-	ref := plumbing.NewRemoteReferenceName(name, Branch)
 	auth, err := newRemoteAuth(u, g.dir)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	fctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
+	fctx, w, stop := watchIdle(ctx, opts.Timeout)
+	defer stop()
+	wr, err := dial(u, auth, w, opts.Dial)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	defer wr.close()
+	type result struct {
+		head    plumbing.Hash
+		fetched bool
+	}
+	var res result
 	err = auth.do(fctx, func(a transport.AuthMethod) error {
-		return bounded(fctx, func() error {
-			if opts.Dial != nil {
-				h, got, err := fetchMainVia(fctx, st, withoutSecret(u), a, opts.Dial, head)
-				if err == nil && !h.IsZero() {
-					st.SetReference(plumbing.NewHashReference(ref, h))
-				}
-				if err == nil && !got {
-					err = git.NoErrAlreadyUpToDate
-				}
-				return err
-			}
-			return remote.FetchContext(fctx, &git.FetchOptions{
-				RemoteURL: auth.dialURL(),
-				RefSpecs:  []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + ref.String())},
-				Auth:      a, Tags: git.NoTags,
-			})
+		r, err := boundedValue(fctx, func() (result, error) {
+			// A peer serves its main only (anamnesis serve).
+			_, h, f, err := wr.fetchBranch(fctx, st, a, func(advert) string { return Branch })
+			return result{h, f}, err
 		})
+		res = r
+		return err
 	})
-	fetched := err == nil
 	switch {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
-	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}):
-		return plumbing.ZeroHash, false, nil
-	case errors.Is(fctx.Err(), context.DeadlineExceeded):
-		return plumbing.ZeroHash, false, fmt.Errorf("no answer within %s", opts.Timeout)
+	case err == nil:
+		return res.head, res.fetched, nil
+	case w.Stalled():
+		return plumbing.ZeroHash, false, fmt.Errorf("no data for %s", opts.Timeout)
 	default:
 		return plumbing.ZeroHash, false, err
 	}
-	r, err := st.Reference(ref)
-	if err != nil {
-		return plumbing.ZeroHash, fetched, nil
-	}
-	return r.Hash(), fetched, nil
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
@@ -18,7 +16,7 @@ import (
 type Options struct {
 	Remote     string        // URL or path of the remote; "" syncs nothing, commits only
 	Peers      []string      // URLs of peers to fetch from and merge (the mesh); never pushed to
-	Timeout    time.Duration // per fetch or push (default 60 s)
+	Timeout    time.Duration // a fetch or push fails after this long without data moving (default 60 s)
 	LockWait   time.Duration // how long to wait for another sync (default 30 s)
 	MaxRetries int           // fetch-merge-push rounds when a push is rejected (default 5)
 	// Progress, if set, is told each stage as it starts ("committing
@@ -121,7 +119,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	for round := 1; round <= opts.MaxRetries; round++ {
 		rep.Rounds = round
 		opts.Progress("fetching")
-		fetched, theirs, err := g.fetch(ctx, opts, auth)
+		branch, _, fetched, theirs, err := g.fetch(ctx, opts, auth)
 		if err != nil {
 			return rep, err
 		}
@@ -142,7 +140,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 			continue
 		}
 		if err != nil {
-			return rep, fmt.Errorf("merge %s: %w", RemoteName+"/"+Branch, err)
+			return rep, fmt.Errorf("merge %s: %w", RemoteName+"/"+branch, err)
 		}
 		rep.Merged = rep.Merged || res.Merged
 		rep.FastForward = rep.FastForward || res.FastFwd
@@ -152,7 +150,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 			return rep, nil // nothing of ours the remote lacks
 		}
 		opts.Progress("pushing")
-		pushed, retry, err := g.push(ctx, opts, auth)
+		pushed, retry, err := g.push(ctx, opts, auth, branch, res.New)
 		if err != nil {
 			return rep, err
 		}
@@ -167,68 +165,81 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	return rep, fmt.Errorf("push to %s: rejected %d times (others keep pushing); local notes are committed, run sync again", Redact(opts.Remote), opts.MaxRetries)
 }
 
-// fetch updates refs/remotes/origin/main and returns its hash (zero when
-// the remote is empty or has no main yet).
-func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (bool, plumbing.Hash, error) {
-	fctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	remoteRef := plumbing.NewRemoteReferenceName(RemoteName, Branch)
-	err := auth.do(fctx, func(a transport.AuthMethod) error {
-		return bounded(fctx, func() error {
-			return g.r.FetchContext(fctx, &git.FetchOptions{
-				RemoteName: RemoteName,
-				RemoteURL:  auth.dialURL(),
-				RefSpecs:   []config.RefSpec{config.RefSpec("+" + branchRef.String() + ":" + remoteRef.String())},
-				Auth:       a,
-				Tags:       git.NoTags,
-			})
-		})
-	})
-	fetched := err == nil
-	switch {
-	case err == nil, errors.Is(err, git.NoErrAlreadyUpToDate):
-	case errors.Is(err, transport.ErrEmptyRemoteRepository), errors.Is(err, git.NoMatchingRefSpecError{}),
-		strings.Contains(err.Error(), "couldn't find remote ref"):
-		return false, plumbing.ZeroHash, nil
-	case errors.Is(fctx.Err(), context.DeadlineExceeded):
-		return false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: no answer within %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
-	default:
-		return false, plumbing.ZeroHash, networkError("fetch from", opts.Remote, err)
-	}
-	ref, err := g.r.Reference(remoteRef, true)
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return fetched, plumbing.ZeroHash, nil
-	}
+// fetch updates refs/remotes/origin/<branch> and returns the branch the
+// hub's advertisement chose (see chooseBranch), why it is not main (""
+// when it is), and its hash (zero when the remote is empty or has no
+// such branch yet).
+func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branch, why string, fetched bool, head plumbing.Hash, err error) {
+	fctx, w, stop := watchIdle(ctx, opts.Timeout)
+	defer stop()
+	wr, err := dial(opts.Remote, auth, w, nil)
 	if err != nil {
-		return fetched, plumbing.ZeroHash, fmt.Errorf("read %s: %w", remoteRef, err)
+		return "", "", false, plumbing.ZeroHash, err
 	}
-	return fetched, ref.Hash(), nil
+	defer wr.close()
+	type result struct {
+		branch, why string
+		head        plumbing.Hash
+		fetched     bool
+	}
+	var res result
+	err = auth.do(fctx, func(a transport.AuthMethod) error {
+		r, err := boundedValue(fctx, func() (result, error) {
+			var r result
+			var err error
+			r.branch, r.head, r.fetched, err = wr.fetchBranch(fctx, g.r.Storer, a, func(advert) string { return Branch })
+			return r, err
+		})
+		res = r
+		return err
+	})
+	branch, why, fetched, head = res.branch, res.why, res.fetched, res.head
+	switch {
+	case err == nil:
+	case w.Stalled():
+		return "", "", false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: no data for %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
+	default:
+		return "", "", false, plumbing.ZeroHash, networkError("fetch from", opts.Remote, err)
+	}
+	if head.IsZero() {
+		return branch, why, false, head, nil
+	}
+	ref := plumbing.NewHashReference(plumbing.NewRemoteReferenceName(RemoteName, branch), head)
+	if err := g.r.Storer.SetReference(ref); err != nil {
+		return branch, why, fetched, head, fmt.Errorf("record %s: %w", ref.Name(), err)
+	}
+	return branch, why, fetched, head, nil
 }
 
-// push sends main. retry reports a rejection that another fetch and merge
-// can fix (someone pushed first).
-func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth) (pushed, retry bool, err error) {
-	pctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
+// push sends main to the hub's branch. retry reports a rejection that
+// another fetch and merge can fix (someone pushed first).
+func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch string, local plumbing.Hash) (pushed, retry bool, err error) {
+	pctx, w, stop := watchIdle(ctx, opts.Timeout)
+	defer stop()
+	wr, err := dial(opts.Remote, auth, w, nil)
+	if err != nil {
+		return false, false, err
+	}
+	defer wr.close()
 	err = auth.do(pctx, func(a transport.AuthMethod) error {
-		return bounded(pctx, func() error {
-			return g.r.PushContext(pctx, &git.PushOptions{
-				RemoteName: RemoteName,
-				RemoteURL:  auth.dialURL(),
-				RefSpecs:   []config.RefSpec{config.RefSpec(branchRef.String() + ":" + branchRef.String())},
-				Auth:       a,
-			})
-		})
+		var err error
+		pushed, err = boundedValue(pctx, func() (bool, error) { return wr.pushBranch(pctx, g.r.Storer, a, branch, local) })
+		return err
 	})
 	switch {
 	case err == nil:
-		return true, false, nil
-	case errors.Is(err, git.NoErrAlreadyUpToDate):
-		return false, false, nil
-	case errors.Is(err, git.ErrForceNeeded) || isRejection(err):
+		if pushed {
+			// What git records after a push: the hub's branch is ours now.
+			ref := plumbing.NewHashReference(plumbing.NewRemoteReferenceName(RemoteName, branch), local)
+			if serr := g.r.Storer.SetReference(ref); serr != nil {
+				return true, false, fmt.Errorf("record %s: %w", ref.Name(), serr)
+			}
+		}
+		return pushed, false, nil
+	case errors.Is(err, errNonFastForward) || isRejection(err):
 		return false, true, nil
-	case errors.Is(pctx.Err(), context.DeadlineExceeded):
-		return false, false, fmt.Errorf("push to %s: no answer within %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
+	case w.Stalled():
+		return false, false, fmt.Errorf("push to %s: no data for %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
 	default:
 		return false, false, networkError("push to", opts.Remote, err)
 	}
@@ -254,13 +265,28 @@ func networkError(what, remote string, err error) error {
 // to exit even after the context is done, so a hanging remote would hold
 // the sync (and its lock) hostage; the abandoned call finishes on its own.
 func bounded(ctx context.Context, fn func() error) error {
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
+	_, err := boundedValue(ctx, func() (struct{}, error) { return struct{}{}, fn() })
+	return err
+}
+
+// boundedValue is bounded for a call with a result, which is only ever
+// read from the call that finished (an abandoned one keeps its own).
+func boundedValue[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	type out struct {
+		v   T
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		v, err := fn()
+		done <- out{v, err}
+	}()
 	select {
-	case err := <-done:
-		return err
+	case o := <-done:
+		return o.v, o.err
 	case <-ctx.Done():
-		return ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
 }
 
@@ -309,32 +335,32 @@ func (g *Repo) HasCommit(h plumbing.Hash) bool {
 
 // Reachable asks remote for its references (nothing is fetched).
 // Credentials are found as a sync finds them; errors show the remote
-// redacted, in one line.
+// redacted, in one line. timeout is how long the remote may stay silent.
 func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Duration) (err error) {
 	defer func() { err = redactErr(err, remote) }()
 	auth, err := newRemoteAuth(remote, g.dir)
 	if err != nil {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	url := withoutSecret(remote)
-	if u := auth.dialURL(); u != "" {
-		url = u
+	rctx, w, stop := watchIdle(ctx, timeout)
+	defer stop()
+	wr, err := dial(remote, auth, w, nil)
+	if err != nil {
+		return err
 	}
-	rem := git.NewRemote(g.r.Storer, &config.RemoteConfig{Name: "probe", URLs: []string{url}})
+	defer wr.close()
 	err = auth.do(rctx, func(a transport.AuthMethod) error {
 		return bounded(rctx, func() error {
-			_, err := rem.ListContext(rctx, &git.ListOptions{Auth: a})
+			_, err := wr.listRefs(rctx, a)
 			return err
 		})
 	})
 	var aerr *AuthError
 	switch {
-	case errors.Is(err, transport.ErrEmptyRemoteRepository):
+	case err == nil, errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return nil
-	case errors.Is(rctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("no answer within %s", timeout)
+	case w.Stalled():
+		return fmt.Errorf("no data for %s", timeout)
 	case errors.As(err, &aerr):
 		return aerr
 	case errors.Is(err, transport.ErrRepositoryNotFound):

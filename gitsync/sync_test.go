@@ -335,7 +335,7 @@ func TestMergeRefusesToOverwriteUntrackedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(b.repo.Dir(), rel), []byte("precious local text"), 0o644)
-	fetched, theirs, err := b.repo.fetch(ctx, Options{Remote: hub, Timeout: 10 * time.Second}, nil)
+	_, _, fetched, theirs, err := b.repo.fetch(ctx, Options{Remote: hub, Timeout: 10 * time.Second}, nil)
 	if err != nil || !fetched {
 		t.Fatalf("fetch: %v %v", fetched, err)
 	}

@@ -27,7 +27,7 @@ func syncCommand() *cli.Command {
 			"Edits of the same note on two machines are merged; when both changed the same lines the\n" +
 			"newer version stays and the other is kept as <note>.conflict-<hash>.md (see `anamnesis status`).",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a fetch or push after this long"},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a fetch or push when no data moved for this long (a long transfer that keeps moving is fine)"},
 			&cli.DurationFlag{Name: "wait", Value: 30 * time.Second, Usage: "wait this long for another sync to finish"},
 			jsonFlag,
 		},

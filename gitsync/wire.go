@@ -1,0 +1,478 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	nethttp "net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/revlist"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage"
+)
+
+// This file talks the git protocol itself, through go-git's transport
+// sessions, instead of calling Remote.Fetch and Remote.Push. Two things
+// need it: go-git picks the transport from a process-wide registry, so a
+// connection that reports each byte it moves (what an inactivity timeout
+// needs) cannot be given to one fetch without changing every other; and
+// the branch to sync can be chosen from the same advertisement the fetch
+// uses.
+
+// idleWatch cancels a transfer once no data has moved for timeout: a
+// large first sync over a slow link takes as long as it takes, a hub
+// that stops answering is given up on after timeout of silence.
+type idleWatch struct {
+	timeout time.Duration
+	last    atomic.Int64 // UnixNano of the last progress
+	stalled atomic.Bool
+	cancel  context.CancelFunc
+
+	mu    sync.Mutex
+	conns map[*idleConn]struct{}
+}
+
+// watchIdle returns a context that ends when ctx does or when the watch
+// sees no progress for timeout, and a stop function to call when the
+// transfer is over.
+func watchIdle(ctx context.Context, timeout time.Duration) (context.Context, *idleWatch, func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	w := &idleWatch{timeout: timeout, cancel: cancel, conns: map[*idleConn]struct{}{}}
+	w.touch()
+	tick := min(max(timeout/10, 10*time.Millisecond), time.Second)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-wctx.Done():
+				return
+			case <-t.C:
+				w.pollSendQueues()
+				if time.Since(time.Unix(0, w.last.Load())) >= w.timeout {
+					w.stalled.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return wctx, w, func() { once.Do(func() { close(done); cancel() }) }
+}
+
+// touch records progress: bytes moved.
+func (w *idleWatch) touch() { w.last.Store(time.Now().UnixNano()) }
+
+// Stalled reports whether the watch ended the transfer.
+func (w *idleWatch) Stalled() bool { return w.stalled.Load() }
+
+// pollSendQueues counts bytes leaving the kernel's send buffer as
+// progress: a push hands its whole pack to the socket at once (loopback
+// and fast local links buffer megabytes), and the application then waits
+// for the answer while the data still drains over the slow link.
+func (w *idleWatch) pollSendQueues() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for c := range w.conns {
+		q, ok := sendQueue(c.Conn)
+		if !ok {
+			continue
+		}
+		if q < c.queued {
+			w.touch()
+		}
+		c.queued = q
+	}
+}
+
+// dialer returns a DialContext that wraps every connection so its reads
+// and writes count as progress; via opens the connections when set, a
+// net.Dialer otherwise.
+func (w *idleWatch) dialer(via DialFunc) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if via == nil {
+		via = (&net.Dialer{Timeout: w.timeout, KeepAlive: 30 * time.Second}).DialContext
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := via(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		w.touch()
+		ic := &idleConn{Conn: c, w: w}
+		w.mu.Lock()
+		w.conns[ic] = struct{}{}
+		w.mu.Unlock()
+		return ic, nil
+	}
+}
+
+type idleConn struct {
+	net.Conn
+	w      *idleWatch
+	queued int // bytes in the send queue at the last poll (guarded by w.mu)
+	closed sync.Once
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.w.touch()
+	}
+	return n, err
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	if n > 0 {
+		c.w.touch()
+	}
+	return n, err
+}
+
+func (c *idleConn) Close() error {
+	c.closed.Do(func() {
+		c.w.mu.Lock()
+		delete(c.w.conns, c)
+		c.w.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// progressReader and progressWriter count data through the transport's
+// own streams (pack data, the server's progress messages) as progress:
+// that is what the watch sees for ssh and local hubs, whose connections
+// go-git makes itself.
+type progressReader struct {
+	r io.Reader
+	w *idleWatch
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.w.touch()
+	}
+	return n, err
+}
+
+type progressWriter struct{ w *idleWatch }
+
+func (p progressWriter) Write(b []byte) (int, error) {
+	p.w.touch()
+	return len(b), nil
+}
+
+// DialFunc opens a connection like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// wire is one remote for one fetch, push or listing: its endpoint, a
+// transport of its own and the watch over it.
+type wire struct {
+	ep    *transport.Endpoint
+	tr    transport.Transport
+	watch *idleWatch
+	close func()
+}
+
+// dial prepares a transport for remote (credentials stay out of the
+// endpoint; they come as an auth method). auth decides the address: for
+// ssh, the remote with ~/.ssh/config applied (see remoteAuth.dialURL).
+// For http(s) the transport is this call's own, with connections the
+// watch sees, opened by via when it is set (a tailscaled in userspace
+// mode is how this machine reaches its peers) and by a plain dialer
+// otherwise; ssh and local hubs use go-git's, watched through their data
+// streams.
+func dial(remote string, auth *remoteAuth, w *idleWatch, via DialFunc) (*wire, error) {
+	u := withoutSecret(remote)
+	if d := auth.dialURL(); d != "" {
+		u = d
+	}
+	ep, err := transport.NewEndpoint(u)
+	if err != nil {
+		return nil, fmt.Errorf("remote %q is not a git URL or path: %w", Redact(remote), err)
+	}
+	switch ep.Protocol {
+	case "http", "https":
+		base, ok := nethttp.DefaultTransport.(*nethttp.Transport)
+		if !ok {
+			base = &nethttp.Transport{Proxy: nethttp.ProxyFromEnvironment}
+		}
+		ht := base.Clone() // proxy settings, TLS defaults, HTTP/2 as usual
+		ht.DialContext = w.dialer(via)
+		if via != nil {
+			ht.Proxy = nil // the dialer is the way to the peer
+		}
+		return &wire{ep: ep, tr: githttp.NewClient(&nethttp.Client{Transport: ht}), watch: w, close: ht.CloseIdleConnections}, nil
+	}
+	if via != nil {
+		return nil, fmt.Errorf("peer %s: only http(s) peers can be reached through tailscaled", Redact(remote))
+	}
+	tr, err := client.NewClient(ep)
+	if err != nil {
+		return nil, fmt.Errorf("remote %s: %w", Redact(remote), err)
+	}
+	return &wire{ep: ep, tr: tr, watch: w, close: func() {}}, nil
+}
+
+// advert is what a remote advertised: its branches and where its HEAD
+// points (when the server says, as git does with the symref capability).
+type advert struct {
+	refs map[plumbing.ReferenceName]plumbing.Hash
+	head plumbing.ReferenceName
+}
+
+func readAdvert(ar *packp.AdvRefs) (advert, error) {
+	a := advert{refs: map[plumbing.ReferenceName]plumbing.Hash{}}
+	all, err := ar.AllReferences()
+	if err != nil {
+		return a, err
+	}
+	for name, ref := range all {
+		switch {
+		case name == plumbing.HEAD && ref.Type() == plumbing.SymbolicReference:
+			a.head = ref.Target()
+		case ref.Type() == plumbing.HashReference && name.IsBranch():
+			a.refs[name] = ref.Hash()
+		}
+	}
+	return a, nil
+}
+
+// listRefs asks the remote for its upload-pack advertisement.
+func (wr *wire) listRefs(ctx context.Context, auth transport.AuthMethod) (advert, error) {
+	sess, err := wr.tr.NewUploadPackSession(wr.ep, auth)
+	if err != nil {
+		return advert{}, err
+	}
+	defer sess.Close()
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return advert{}, err
+	}
+	return readAdvert(ar)
+}
+
+// fetchBranch fetches the branch choose picks from the advertisement
+// into st's objects and returns the branch, its hash (zero when the hub
+// has no such branch yet) and whether objects were transferred.
+func (wr *wire) fetchBranch(ctx context.Context, st storage.Storer, auth transport.AuthMethod,
+	choose func(advert) string) (branch string, head plumbing.Hash, fetched bool, err error) {
+	sess, err := wr.tr.NewUploadPackSession(wr.ep, auth)
+	if err != nil {
+		return "", plumbing.ZeroHash, false, err
+	}
+	defer sess.Close()
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
+		return Branch, plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return "", plumbing.ZeroHash, false, err
+	}
+	adv, err := readAdvert(ar)
+	if err != nil {
+		return "", plumbing.ZeroHash, false, err
+	}
+	branch = choose(adv)
+	want, ok := adv.refs[plumbing.NewBranchReferenceName(branch)]
+	if !ok {
+		return branch, plumbing.ZeroHash, false, nil
+	}
+	if _, err := st.EncodedObject(plumbing.AnyObject, want); err == nil {
+		return branch, want, false, nil // nothing new
+	}
+	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
+	req.Wants = []plumbing.Hash{want}
+	if req.Haves, err = haves(st, adv); err != nil {
+		return branch, plumbing.ZeroHash, false, err
+	}
+	resp, err := sess.UploadPack(ctx, req)
+	if errors.Is(err, transport.ErrEmptyUploadPackRequest) {
+		return branch, want, false, nil
+	}
+	if err != nil {
+		return branch, plumbing.ZeroHash, false, err
+	}
+	defer resp.Close()
+	var r io.Reader = progressReader{resp, wr.watch}
+	// The server's progress lines ("Counting objects") are not asked
+	// away: while it prepares a large pack they are the only sign of life.
+	if req.Capabilities.Supports(capability.Sideband64k) {
+		d := sideband.NewDemuxer(sideband.Sideband64k, r)
+		d.Progress = progressWriter{wr.watch}
+		r = d
+	} else if req.Capabilities.Supports(capability.Sideband) {
+		d := sideband.NewDemuxer(sideband.Sideband, r)
+		d.Progress = progressWriter{wr.watch}
+		r = d
+	}
+	if err := packfile.UpdateObjectStorage(st, r); err != nil {
+		return branch, plumbing.ZeroHash, false, err
+	}
+	return branch, want, true, nil
+}
+
+// maxHaves bounds how far back each local ref is walked for "have" lines:
+// the server stops at the first commit it knows, and after the first
+// sync that is the tip of the tracking ref.
+const maxHaves = 100
+
+// haves lists commits st has, for the server to leave out of the pack:
+// the tips of local branches and tracking refs, and up to maxHaves of
+// their ancestors each, stopping at commits the remote advertised.
+func haves(st storage.Storer, adv advert) ([]plumbing.Hash, error) {
+	remote := map[plumbing.Hash]bool{}
+	for _, h := range adv.refs {
+		remote[h] = true
+	}
+	seen := map[plumbing.Hash]bool{}
+	iter, err := st.IterReferences()
+	if err != nil {
+		return nil, fmt.Errorf("list local refs: %w", err)
+	}
+	var tips []plumbing.Hash
+	err = iter.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference && (r.Name().IsBranch() || r.Name().IsRemote()) {
+			tips = append(tips, r.Hash())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list local refs: %w", err)
+	}
+	for _, tip := range tips {
+		if seen[tip] {
+			continue
+		}
+		c, err := object.GetCommit(st, tip)
+		if err != nil {
+			continue // a ref to an object we lack says nothing
+		}
+		n := 0
+		_ = object.NewCommitPreorderIter(c, seen, nil).ForEach(func(c *object.Commit) error {
+			seen[c.Hash] = true
+			n++
+			if n >= maxHaves || remote[c.Hash] {
+				return storer.ErrStop
+			}
+			return nil
+		})
+	}
+	out := make([]plumbing.Hash, 0, len(seen))
+	for h := range seen {
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// errNonFastForward is a push the remote would refuse: someone pushed
+// first; fetch, merge and push again.
+var errNonFastForward = errors.New("non-fast-forward update")
+
+// pushBranch sets the remote's branch to local, sending the objects it
+// lacks. A remote branch that moved to a commit local does not contain is
+// errNonFastForward; nothing to send is git.NoErrAlreadyUpToDate's case,
+// reported as pushed=false.
+func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transport.AuthMethod, branch string, local plumbing.Hash) (pushed bool, err error) {
+	sess, err := wr.tr.NewReceivePackSession(wr.ep, auth)
+	if err != nil {
+		return false, err
+	}
+	defer sess.Close()
+	ar, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return false, err
+	}
+	adv, err := readAdvert(ar)
+	if err != nil {
+		return false, err
+	}
+	target := plumbing.NewBranchReferenceName(branch)
+	old := adv.refs[target]
+	if old == local {
+		return false, nil
+	}
+	if !old.IsZero() {
+		ff, err := isAncestor(st, old, local)
+		if err != nil {
+			return false, err
+		}
+		if !ff {
+			return false, errNonFastForward
+		}
+	}
+	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	req.Commands = []*packp.Command{{Name: target, Old: old, New: local}}
+	var known []plumbing.Hash
+	for _, h := range adv.refs {
+		known = append(known, h)
+	}
+	hashes, err := revlist.Objects(st, []plumbing.Hash{local}, known)
+	if err != nil {
+		return false, fmt.Errorf("list objects to push: %w", err)
+	}
+	cfg, err := st.Config()
+	if err != nil {
+		return false, fmt.Errorf("read git config: %w", err)
+	}
+	pr, pw := io.Pipe()
+	encoded := make(chan error, 1)
+	go func() {
+		_, err := packfile.NewEncoder(pw, st, !ar.Capabilities.Supports(capability.OFSDelta)).Encode(hashes, cfg.Pack.Window)
+		pw.CloseWithError(err)
+		encoded <- err
+	}()
+	req.Packfile = io.NopCloser(progressReader{pr, wr.watch})
+	rs, err := sess.ReceivePack(ctx, req)
+	pr.Close() // unblocks the encoder if the transport stopped reading
+	if eerr := <-encoded; err == nil && eerr != nil && !errors.Is(eerr, io.ErrClosedPipe) {
+		err = fmt.Errorf("encode pack: %w", eerr)
+	}
+	if err == nil && rs != nil {
+		err = rs.Error()
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// isAncestor reports whether old is new or one of its ancestors; false
+// when old is not in st at all (the remote moved to a commit we never
+// fetched).
+func isAncestor(st storage.Storer, old, new plumbing.Hash) (bool, error) {
+	if _, err := st.EncodedObject(plumbing.CommitObject, old); err != nil {
+		return false, nil
+	}
+	c, err := object.GetCommit(st, new)
+	if err != nil {
+		return false, fmt.Errorf("read commit %s: %w", new, err)
+	}
+	found := false
+	err = object.NewCommitPreorderIter(c, nil, nil).ForEach(func(c *object.Commit) error {
+		if c.Hash == old {
+			found = true
+			return storer.ErrStop
+		}
+		return nil
+	})
+	return found, err
+}
