@@ -14,6 +14,7 @@
 // which the next sync commits and converges.
 //
 // One sync runs at a time per repository (an flock on .git/anamnesis.lock,
-// released by the kernel if the process dies); network steps take a
-// context with a deadline.
+// released by the kernel if the process dies); network steps are watched
+// for inactivity (wire.go): they fail once no data moved for the timeout,
+// however long a transfer that keeps moving takes.
 package gitsync
