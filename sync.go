@@ -129,14 +129,18 @@ func (s *Store) advanceIndexedCommit(ctx context.Context, before, head plumbing.
 
 // SyncReport is what `anamnesis sync --json` prints.
 type SyncReport struct {
-	Committed      bool                 `json:"committed"`
-	Fetched        bool                 `json:"fetched"`
-	Merged         bool                 `json:"merged"`
-	ConflictCopies []string             `json:"conflict_copies"`
-	Pushed         bool                 `json:"pushed"`
-	Head           string               `json:"head"`
-	Remote         string               `json:"remote"` // redacted: no password or token
-	Peers          []gitsync.PeerResult `json:"peers,omitempty"`
+	Committed      bool     `json:"committed"`
+	Fetched        bool     `json:"fetched"`
+	Merged         bool     `json:"merged"`
+	ConflictCopies []string `json:"conflict_copies"`
+	Pushed         bool     `json:"pushed"`
+	Head           string   `json:"head"`
+	Remote         string   `json:"remote"` // redacted: no password or token
+	// Branch is the hub's branch synced with (main, or the hub's default
+	// branch when it has no main); BranchNote says why when it is not main.
+	Branch     string               `json:"branch,omitempty"`
+	BranchNote string               `json:"branch_note,omitempty"`
+	Peers      []gitsync.PeerResult `json:"peers,omitempty"`
 	// Unreachable names the tailnet peers asked in vain, and why.
 	Unreachable []string `json:"unreachable,omitempty"`
 	// Warnings are lines the user should read although nothing failed
@@ -181,6 +185,7 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 	if mesh.warning != "" {
 		out.Warnings = append(out.Warnings, mesh.warning)
 	}
+	out.Branch, out.BranchNote = rep.Branch, rep.BranchNote
 	if err == nil {
 		err = discoverErr
 	}

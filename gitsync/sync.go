@@ -46,17 +46,23 @@ func (o *Options) defaults() {
 
 // Report is what one sync did.
 type Report struct {
-	Committed      bool         `json:"committed"`
-	Fetched        bool         `json:"fetched"`
-	Merged         bool         `json:"merged"`
-	FastForward    bool         `json:"fast_forward"`
-	ConflictCopies []string     `json:"conflict_copies"`
-	Pushed         bool         `json:"pushed"`
-	Old            string       `json:"old_head"`
-	Head           string       `json:"head"`
-	Remote         string       `json:"remote"`
-	Rounds         int          `json:"rounds"`
-	Peers          []PeerResult `json:"peers,omitempty"`
+	Committed      bool     `json:"committed"`
+	Fetched        bool     `json:"fetched"`
+	Merged         bool     `json:"merged"`
+	FastForward    bool     `json:"fast_forward"`
+	ConflictCopies []string `json:"conflict_copies"`
+	Pushed         bool     `json:"pushed"`
+	Old            string   `json:"old_head"`
+	Head           string   `json:"head"`
+	Remote         string   `json:"remote"`
+	Rounds         int      `json:"rounds"`
+	// Branch is the hub's branch this sync followed: main, or the hub's
+	// default branch when it has no main (a hub created with master);
+	// BranchNote says why when it is not main. The local branch is main
+	// either way, as the Python tool expects.
+	Branch     string       `json:"branch,omitempty"`
+	BranchNote string       `json:"branch_note,omitempty"`
+	Peers      []PeerResult `json:"peers,omitempty"`
 }
 
 // Sync runs one cycle: lock, commit local changes, fetch main from the
@@ -119,11 +125,12 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	for round := 1; round <= opts.MaxRetries; round++ {
 		rep.Rounds = round
 		opts.Progress("fetching")
-		branch, _, fetched, theirs, err := g.fetch(ctx, opts, auth)
+		branch, why, fetched, theirs, err := g.fetch(ctx, opts, auth)
 		if err != nil {
 			return rep, err
 		}
 		rep.Fetched = rep.Fetched || fetched
+		rep.Branch, rep.BranchNote = branch, why
 		if g.beforeMerge != nil {
 			g.beforeMerge()
 		}
@@ -187,7 +194,11 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branc
 		r, err := boundedValue(fctx, func() (result, error) {
 			var r result
 			var err error
-			r.branch, r.head, r.fetched, err = wr.fetchBranch(fctx, g.r.Storer, a, func(advert) string { return Branch })
+			r.branch, r.head, r.fetched, err = wr.fetchBranch(fctx, g.r.Storer, a, func(adv advert) string {
+				b, why := adv.chooseBranch()
+				r.why = why
+				return b
+			})
 			return r, err
 		})
 		res = r

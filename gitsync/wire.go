@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	nethttp "net/http"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,8 +32,8 @@ import (
 // need it: go-git picks the transport from a process-wide registry, so a
 // connection that reports each byte it moves (what an inactivity timeout
 // needs) cannot be given to one fetch without changing every other; and
-// the branch to sync can be chosen from the same advertisement the fetch
-// uses.
+// the branch to sync is chosen from the same advertisement the fetch uses
+// (the hub's HEAD), in one round trip.
 
 // idleWatch cancels a transfer once no data has moved for timeout: a
 // large first sync over a slow link takes as long as it takes, a hub
@@ -254,6 +256,34 @@ func readAdvert(ar *packp.AdvRefs) (advert, error) {
 		}
 	}
 	return a, nil
+}
+
+// branches lists the advertised branch names, sorted.
+func (a advert) branches() []string {
+	var out []string
+	for n := range a.refs {
+		out = append(out, n.Short())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// chooseBranch picks the hub's branch a sync follows: main when the hub
+// has it (what the Python tool and every earlier sync use), else the
+// hub's default branch (HEAD: a hub created with `master`, or any other
+// name), else its only branch; an empty hub gets main. A hub with several
+// branches, none of them main and no default, gets main, and why says so.
+func (a advert) chooseBranch() (branch, why string) {
+	if _, ok := a.refs[branchRef]; ok || len(a.refs) == 0 {
+		return Branch, ""
+	}
+	if _, ok := a.refs[a.head]; ok && a.head.IsBranch() {
+		return a.head.Short(), fmt.Sprintf("the hub has no %s; syncing with its default branch %s", Branch, a.head.Short())
+	}
+	if b := a.branches(); len(b) == 1 {
+		return b[0], fmt.Sprintf("the hub has no %s; syncing with its only branch %s", Branch, b[0])
+	}
+	return Branch, fmt.Sprintf("the hub has branches %s but no %s and no default branch; created %s", strings.Join(a.branches(), ", "), Branch, Branch)
 }
 
 // listRefs asks the remote for its upload-pack advertisement.

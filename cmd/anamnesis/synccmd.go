@@ -23,7 +23,8 @@ func syncCommand() *cli.Command {
 		Description: "The remote comes from ANAMNESIS_GIT_REMOTE or config.json \"remote\": a path to a bare\n" +
 			"repository, file://, ssh:// or user@host:path (~/.ssh/config applied, agent keys and key files\n" +
 			"offered, known_hosts checked, never a prompt), or http(s)://. Without a remote, notes are\n" +
-			"committed locally.\n" +
+			"committed locally. The hub's main is synced; a hub without main (created with master) is synced\n" +
+			"on its default branch.\n" +
 			"Edits of the same note on two machines are merged; when both changed the same lines the\n" +
 			"newer version stays and the other is kept as <note>.conflict-<hash>.md (see `anamnesis status`).",
 		Flags: []cli.Flag{
@@ -60,6 +61,9 @@ func syncCommand() *cli.Command {
 					head = head[:12]
 				}
 				fmt.Fprintf(w, "sync: remote %s\n", remote)
+				if rep.BranchNote != "" {
+					fmt.Fprintf(w, "sync: %s (this machine's branch stays main)\n", rep.BranchNote)
+				}
 				fmt.Fprintf(w, "sync: committed=%v fetched=%v merged=%v pushed=%v head=%s\n", rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, head)
 				fmt.Fprintf(w, "sync: reindexed %d added, %d updated, %d deleted\n", rep.Reindexed.Added, rep.Reindexed.Updated, rep.Reindexed.Deleted)
 				for _, p := range rep.Peers {
