@@ -502,6 +502,23 @@ func (n *labNode) anamnesis(args ...string) string {
 	return out
 }
 
+// anamnesisFails runs the CLI in the node, expecting exit status 1 and
+// one line on stderr, and returns that line; anything else fails the
+// test.
+func (n *labNode) anamnesisFails(args ...string) string {
+	n.lab.t.Helper()
+	out, errs, err := n.run(2*time.Minute, "", n.lab.anamnesis, args...)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		n.lab.t.Fatalf("%s: anamnesis %s: want exit status 1, got %v\n%s%s", n.spec.name, strings.Join(args, " "), err, out, errs)
+	}
+	line := strings.TrimSuffix(errs, "\n")
+	if line == "" || strings.Contains(line, "\n") {
+		n.lab.t.Errorf("%s: anamnesis %s: want one line on stderr, got %q", n.spec.name, strings.Join(args, " "), errs)
+	}
+	return line
+}
+
 // daemon is a background process of a node.
 type daemon struct {
 	cmd  *exec.Cmd
@@ -810,7 +827,13 @@ func TestTailnetLabTUN(t *testing.T) {
 	for _, n := range []*labNode{alpha, bravo} {
 		ids[n.spec.name] = strings.TrimSpace(n.anamnesis("write", "--type", "semantic", "--title", "note from "+n.spec.name,
 			"--body", "written on "+n.spec.name))
-		n.anamnesis("sync") // commits it
+		// Nobody serves yet: the sync commits the note and says that the
+		// three machines it asked (tango too: testcontrol keeps a tagged
+		// node in its user) did not answer.
+		msg := n.anamnesisFails("sync")
+		if !strings.Contains(msg, "mesh sync: 3 peers probed, none reachable: ") || !strings.Contains(msg, "local notes are committed") {
+			t.Errorf("%s: first sync, nobody serving: got %q, want \"3 peers probed, none reachable\"", n.spec.name, msg)
+		}
 	}
 	alphaServe := alpha.serve()
 	bravo.serve()
