@@ -3,7 +3,10 @@ package gitsync
 import (
 	"context"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,6 +77,39 @@ func TestPeerFetchThroughADialer(t *testing.T) {
 		t.Errorf("nothing new, yet fetched: %+v", rep)
 	}
 	b.fsck()
+}
+
+// TestPeerThatRefusesThisMachine: a peer answering 403 to a fetch that
+// sent no credentials is an anamnesis serve refusing this machine (found
+// on a real tailnet: a tagged node syncing with peers: URLs). The report
+// says so, not "authentication failed: check the token in config.json",
+// which would send the user after credentials that do not exist; with
+// and without a dialer alike.
+func TestPeerThatRefusesThisMachine(t *testing.T) {
+	credHome(t) // no git credential helper answers
+	peer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "forbidden", http.StatusForbidden) // what serve answers a caller WhoIs does not allow
+	}))
+	t.Cleanup(peer.Close)
+	addr := must(url.Parse(peer.URL)).Host
+	var d net.Dialer
+	for _, dial := range []DialFunc{nil, func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr)
+	}} {
+		m := newMachine(t, "m", "")
+		m.write(mkNote(m, "mine", "local"))
+		rep, err := m.repo.Sync(ctx, Options{Peers: []string{peer.URL + "/memory"}, Dial: dial, Timeout: 10 * time.Second})
+		if err != nil {
+			t.Fatalf("sync (dialer %v): %v", dial != nil, err)
+		}
+		if len(rep.Peers) != 1 {
+			t.Fatalf("sync (dialer %v): %+v", dial != nil, rep.Peers)
+		}
+		msg := rep.Peers[0].Error
+		if !strings.Contains(msg, "refuses this machine (403") || strings.Contains(msg, "token") || strings.Contains(msg, "authentication") {
+			t.Errorf("sync (dialer %v): peer error %q, want it to say the peer refuses this machine (403)", dial != nil, msg)
+		}
+	}
 }
 
 func must[T any](v T, err error) T {

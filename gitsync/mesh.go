@@ -172,6 +172,7 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 		fetched bool
 	}
 	var res result
+	refused := false // a 403 to a fetch with no credentials
 	err = auth.do(fctx, func(a transport.AuthMethod) error {
 		r, err := boundedValue(fctx, func() (result, error) {
 			// A peer serves its main only (anamnesis serve).
@@ -179,11 +180,17 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 			return result{h, f}, err
 		})
 		res = r
+		refused = a == nil && errors.Is(err, transport.ErrAuthorizationFailed)
 		return err
 	})
 	switch {
 	case err == nil:
 		return res.head, res.fetched, nil
+	case refused:
+		// A peer is another machine's `anamnesis serve`: it needs no
+		// credentials and refuses by who the caller is (WhoIs), so
+		// pointing at tokens and credential helpers would mislead.
+		return plumbing.ZeroHash, false, errors.New("refuses this machine (403: it serves its own user's machines and the tags in its tailnet_allow_tags)")
 	case w.Stalled():
 		return plumbing.ZeroHash, false, fmt.Errorf("no data for %s", opts.Timeout)
 	default:
