@@ -67,6 +67,11 @@ type nodeSpec struct {
 	user string   // lab user: nodes with the same user are one tailnet user; "" keeps the node's own
 	tags []string // advertised tags, e.g. "tag:ci"
 	mode nodeMode // tunMode unless set
+	// ownSocket starts tailscaled with --socket outside /var/run (the
+	// node's default socket path then does not exist) and tells
+	// anamnesis where it is through ANAMNESIS_TAILSCALE_SOCKET in the
+	// node's environment, as a container's set-up would.
+	ownSocket bool
 }
 
 type lab struct {
@@ -92,6 +97,7 @@ type labNode struct {
 	dir    string
 	runDir string // bind-mounted onto /var/run inside the node
 	resolv string // bind-mounted onto /etc/resolv.conf inside the node
+	socket string // tailscaled's socket, the same path inside the node and on the host
 	home   string
 	env    []string
 	lc     *local.Client // tailscaled's local API, from the host side
@@ -377,7 +383,7 @@ func (l *lab) addNode(i int, s nodeSpec) {
 	n.runDir = filepath.Join(n.dir, "run")
 	n.resolv = filepath.Join(n.dir, "resolv.conf")
 	n.home = filepath.Join(n.dir, "home")
-	for _, d := range []string{n.runDir, n.home, filepath.Join(n.dir, "state")} {
+	for _, d := range []string{n.runDir, n.home, filepath.Join(n.dir, "state"), filepath.Join(n.dir, "elsewhere")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -387,7 +393,11 @@ func (l *lab) addNode(i int, s nodeSpec) {
 	if err := os.WriteFile(n.resolv, []byte("# anamnesis tailnet lab: no DNS\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n.lc = &local.Client{Socket: filepath.Join(n.runDir, "tailscale", "tailscaled.sock"), UseSocketOnly: true}
+	n.socket = filepath.Join(n.runDir, "tailscale", "tailscaled.sock") // /var/run/tailscale/tailscaled.sock inside
+	if s.ownSocket {
+		n.socket = filepath.Join(n.dir, "elsewhere", "tailscaled.sock")
+	}
+	n.lc = &local.Client{Socket: n.socket, UseSocketOnly: true}
 	for _, e := range os.Environ() {
 		k, _, _ := strings.Cut(e, "=")
 		if k == "HOME" || strings.HasPrefix(k, "ANAMNESIS_") || strings.HasPrefix(k, "CLAUDE_") || strings.HasPrefix(k, "GIT_") ||
@@ -397,6 +407,9 @@ func (l *lab) addNode(i int, s nodeSpec) {
 		n.env = append(n.env, e)
 	}
 	n.env = append(n.env, "HOME="+n.home, "ANAMNESIS_MACHINE_ID="+s.name, "GIT_TERMINAL_PROMPT=0")
+	if s.ownSocket {
+		n.env = append(n.env, "ANAMNESIS_TAILSCALE_SOCKET="+n.socket)
+	}
 
 	if out, err := l.shErr("ip", "netns", "add", n.ns); err != nil {
 		t.Skipf("skipped: cannot create a network namespace (%v): %s", err, out)
@@ -565,13 +578,19 @@ func (n *labNode) start(logName string, stdout io.Writer, name string, args ...s
 }
 
 func (n *labNode) startTailscaled() error {
-	tun := "tailscale0"
-	if n.spec.mode == userspaceMode {
-		tun = "userspace-networking"
+	socket := "/var/run/tailscale/tailscaled.sock"
+	if n.spec.ownSocket {
+		socket = n.socket
 	}
-	d, err := n.start("tailscaled", nil, n.lab.tailscaled,
-		"--statedir="+filepath.Join(n.dir, "state"), "--socket=/var/run/tailscale/tailscaled.sock",
-		"--tun="+tun, "--port=0", "--no-logs-no-support", "--encrypt-state=false")
+	args := []string{"--statedir=" + filepath.Join(n.dir, "state"), "--socket=" + socket,
+		"--tun=tailscale0", "--port=0", "--no-logs-no-support", "--encrypt-state=false"}
+	if n.spec.mode == userspaceMode {
+		// The kernel has no route to the tailnet here: curl and git reach
+		// it through tailscaled's SOCKS5 proxy, as in a container.
+		args[2] = "--tun=userspace-networking"
+		args = append(args, "--socks5-server="+labSOCKS5)
+	}
+	d, err := n.start("tailscaled", nil, n.lab.tailscaled, args...)
 	if err != nil {
 		return err
 	}
@@ -596,6 +615,9 @@ func (n *labNode) startTailscaled() error {
 func (n *labNode) up() error {
 	args := []string{"up", "--login-server=" + n.lab.controlURL, "--hostname=" + n.spec.name,
 		"--accept-dns=false", "--timeout=60s"}
+	if n.spec.ownSocket {
+		args = append([]string{"--socket=" + n.socket}, args...)
+	}
 	if n.spec.mode == tunMode {
 		args = append(args, "--netfilter-mode=off")
 	}
@@ -783,10 +805,37 @@ func (n *labNode) anamnesisErr(args ...string) (string, error) {
 	return out, nil
 }
 
+// labSOCKS5 is where a userspace node's tailscaled offers its SOCKS5
+// proxy to the tailnet, inside the node.
+const labSOCKS5 = "127.0.0.1:1055"
+
+// tailnetProxy is how programs in the node reach the tailnet: "" (the
+// kernel) in TUN mode, tailscaled's SOCKS5 proxy in userspace mode.
+func (n *labNode) tailnetProxy() string {
+	if n.spec.mode == userspaceMode {
+		return "socks5h://" + labSOCKS5
+	}
+	return ""
+}
+
+// tailnetCode is httpCode for a URL on the tailnet, made the node's way
+// (see tailnetProxy).
+func (n *labNode) tailnetCode(method, url, contentType, body string) string {
+	var proxy []string
+	if p := n.tailnetProxy(); p != "" {
+		proxy = []string{"--proxy", p}
+	}
+	return n.curlCode(proxy, method, url, contentType, body)
+}
+
 // httpCode makes one plain HTTP request from inside the node with curl
 // and returns the status code ("000" when no answer came).
 func (n *labNode) httpCode(method, url, contentType, body string) string {
-	args := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-X", method}
+	return n.curlCode(nil, method, url, contentType, body)
+}
+
+func (n *labNode) curlCode(extra []string, method, url, contentType, body string) string {
+	args := append([]string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-X", method}, extra...)
 	if contentType != "" {
 		args = append(args, "-H", "Content-Type: "+contentType, "--data-binary", "@-")
 	}
