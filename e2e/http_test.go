@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/internal/httphub"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -389,33 +389,8 @@ func TestHTTPSlowAndStalledHubs(t *testing.T) {
 	})
 
 	t.Run("stalled", func(t *testing.T) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var conns []net.Conn
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-				go io.Copy(io.Discard, c) // takes the request, never answers
-			}
-		}()
-		t.Cleanup(func() {
-			ln.Close()
-			mu.Lock()
-			for _, c := range conns {
-				c.Close()
-			}
-			mu.Unlock()
-		})
-		c := machine(t, "kiosk", "http://"+h.user+":"+h.pass+"@"+ln.Addr().String()+"/git/big.git")
+		stalled := httphub.Stalled(t)
+		c := machine(t, "kiosk", "http://"+h.user+":"+h.pass+"@"+stalled+"/git/big.git")
 		c.anamnesis("write", "--type", "semantic", "--title", "stays local", "--body", "x")
 		errs, took := c.failing("sync", "--timeout", "2s")
 		line := oneLine(t, "stalled hub", errs)

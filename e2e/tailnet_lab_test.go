@@ -950,29 +950,7 @@ func TestTailnetLabTUN(t *testing.T) {
 	// Convergence: charlie serves too; alpha, bravo and charlie sync in
 	// turn until all three hold every note and the same tree (bounded).
 	charlie.serve()
-	three := []*labNode{alpha, bravo, charlie}
-	converged := 0
-	for round := 1; round <= 3 && converged == 0; round++ {
-		for _, n := range three {
-			n.anamnesis("sync")
-		}
-		if sameTrees(t, three) {
-			converged = round
-		}
-	}
-	if converged == 0 {
-		t.Errorf("alpha, bravo and charlie did not converge in 3 rounds of sync")
-	} else {
-		t.Logf("alpha, bravo and charlie converged in %d round(s)", converged)
-	}
-	for _, n := range three {
-		have := noteIDs(t, n)
-		for who, id := range ids {
-			if !have[id] {
-				t.Errorf("%s lacks %s's note %s", n.spec.name, who, id)
-			}
-		}
-	}
+	converge(t, []*labNode{alpha, bravo, charlie}, ids)
 
 	// The authorization matrix against alpha's endpoint, by plain HTTP
 	// from inside each node: the same user's machines read, another
@@ -1131,5 +1109,38 @@ func setConfig(t *testing.T, n *labNode, k string, v any) {
 	}
 	if err := os.WriteFile(p, data, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// converge has the nodes sync in turn, at most three rounds, until they
+// hold the same tree, and checks that each then has every note in ids
+// (writer name to note id).
+func converge(t *testing.T, nodes []*labNode, ids map[string]string) {
+	t.Helper()
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.spec.name
+	}
+	converged := 0
+	for round := 1; round <= 3 && converged == 0; round++ {
+		for _, n := range nodes {
+			n.anamnesis("sync")
+		}
+		if sameTrees(t, nodes) {
+			converged = round
+		}
+	}
+	if converged == 0 {
+		t.Errorf("%s did not converge in 3 rounds of sync", strings.Join(names, ", "))
+	} else {
+		t.Logf("%s converged in %d round(s)", strings.Join(names, ", "), converged)
+	}
+	for _, n := range nodes {
+		have := noteIDs(t, n)
+		for who, id := range ids {
+			if !have[id] {
+				t.Errorf("%s lacks %s's note %s", n.spec.name, who, id)
+			}
+		}
 	}
 }

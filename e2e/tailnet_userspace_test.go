@@ -250,29 +250,7 @@ func TestTailnetLabUserspace(t *testing.T) {
 	if !slices.Equal(fetched, wantF) || len(rep.Unreachable) != 1 || !strings.HasPrefix(rep.Unreachable[0], "tango (") {
 		t.Errorf("uno's sync fetched from %v, unreachable %v; want %v and tango", fetched, rep.Unreachable, wantF)
 	}
-	three := []*labNode{uno, dos, tres}
-	converged := 0
-	for round := 1; round <= 3 && converged == 0; round++ {
-		for _, n := range three {
-			n.anamnesis("sync")
-		}
-		if sameTrees(t, three) {
-			converged = round
-		}
-	}
-	if converged == 0 {
-		t.Errorf("uno, dos and tres did not converge in 3 rounds of sync")
-	} else {
-		t.Logf("uno, dos and tres converged in %d round(s)", converged)
-	}
-	for _, n := range three {
-		have := noteIDs(t, n)
-		for who, id := range ids {
-			if !have[id] {
-				t.Errorf("%s lacks %s's note %s", n.spec.name, who, id)
-			}
-		}
-	}
+	converge(t, []*labNode{uno, dos, tres}, ids)
 
 	// --- A tagged userspace node syncs with peers: URLs (uno and tres),
 	// dialled through its tailscaled. Neither allows tag:ci yet: both

@@ -3,7 +3,6 @@ package gitsync
 import (
 	"crypto/rand"
 	"encoding/base32"
-	"io"
 	"net"
 	"strings"
 	"sync"
@@ -120,38 +119,6 @@ func (p *trickle) via(url, host string) string {
 	return strings.Replace(url, host, p.ln.Addr().String(), 1)
 }
 
-// stalledHub accepts connections and never answers.
-func stalledHub(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			go io.Copy(io.Discard, c) // read the request, never answer
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
-}
-
 // writeRandomNotes writes n notes with bodies that do not compress, so the
 // pack is about n*size bytes.
 func writeRandomNotes(m *machine, n, size int) {
@@ -249,7 +216,7 @@ func TestStalledHubGivesUpInTime(t *testing.T) {
 		}
 	}
 	t.Run("never answers", func(t *testing.T) {
-		url := "http://memory:s3cret@" + stalledHub(t) + "/hub.git"
+		url := "http://memory:s3cret@" + httphub.Stalled(t) + "/hub.git"
 		m := newMachine(t, "a", url)
 		m.write(mkNote(m, "stays", "local"))
 		check(t, url, m)
@@ -280,7 +247,7 @@ func TestStalledPeerGivesUpInTime(t *testing.T) {
 	rel := a.write(mkNote(a, "from the good peer", "x"))
 	a.sync()
 	b := newMachine(t, "b", "")
-	stalled := "http://" + stalledHub(t) + "/memory"
+	stalled := "http://" + httphub.Stalled(t) + "/memory"
 	start := time.Now()
 	rep, err := b.repo.Sync(ctx, Options{Peers: []string{stalled, hub}, Timeout: time.Second})
 	if err != nil {
