@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/anamnesis-memory/anamnesis/internal/shellquote"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -133,7 +134,7 @@ func rawJSON(v any) json.RawMessage {
 // hookCommand is the shell command Claude Code runs: the absolute binary,
 // quoted, and the store home.
 func hookCommand(binary, storeHome, name string) string {
-	return shellQuote(binary) + " --home " + shellQuote(storeHome) + " hook " + name
+	return shellquote.Quote(binary) + " --home " + shellquote.Quote(storeHome) + " hook " + name
 }
 
 type handler struct {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -447,7 +448,7 @@ func doctorCommand() *cli.Command {
 // package sits above the root package, so the check is composed here).
 func gitHooksCheck(s *anamnesis.Store) anamnesis.Check {
 	repo := filepath.Join(s.Home(), note.PortableDir)
-	states, err := hooks.Status(repo)
+	states, err := githooks.Status(repo)
 	if err != nil {
 		return anamnesis.Check{Name: "git hooks", State: anamnesis.CheckWarn, Detail: err.Error()}
 	}

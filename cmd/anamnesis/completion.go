@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/anamnesis-memory/anamnesis/hooks"
+	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/urfave/cli/v2"
 )
 
@@ -132,7 +132,7 @@ func complete(app *cli.App, words []string) []string {
 	case len(args) > 0:
 		// past the command's first argument: nothing more to offer
 	case cmd != nil && cmd.Name == "hook":
-		for _, h := range append(append([]string{}, claudeHooks...), hooks.GitHooks...) {
+		for _, h := range append(append([]string{}, claudeHooks...), githooks.Names()...) {
 			add(h)
 		}
 	case cmd != nil && cmd.Name == "help":

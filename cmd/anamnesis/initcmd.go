@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -145,7 +146,7 @@ func runInit(c *cli.Context) error {
 	fmt.Fprintf(w, "  binary     : %s\n", st.binary)
 	fmt.Fprintf(w, "  config     : %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
 	if !c.Bool("no-git-hooks") {
-		fmt.Fprintf(w, "  git hooks  : %s in %s\n", strings.Join(hooks.GitHooks, ", "), filepath.Join(st.home, note.PortableDir))
+		fmt.Fprintf(w, "  git hooks  : %s in %s\n", strings.Join(githooks.Names(), ", "), filepath.Join(st.home, note.PortableDir))
 	}
 	if !c.Bool("no-claude") {
 		state := "already up to date"
@@ -211,7 +212,7 @@ func runInit(c *cli.Context) error {
 	}
 	var activate []string // what a new Claude Code session picks up
 	if !c.Bool("no-git-hooks") {
-		if _, err := hooks.Install(filepath.Join(st.home, note.PortableDir), st.binary, st.home); err != nil {
+		if _, err := githooks.Install(filepath.Join(st.home, note.PortableDir), st.binary, st.home); err != nil {
 			return fmt.Errorf("git hooks: %w", err)
 		}
 		fmt.Fprintln(w, "git hooks: installed")
@@ -323,7 +324,7 @@ func runUninstall(c *cli.Context) error {
 	}
 	repo := filepath.Join(st.home, note.PortableDir)
 	if _, err := os.Stat(filepath.Join(repo, ".git")); err == nil {
-		if _, err := hooks.Uninstall(repo); err != nil {
+		if _, err := githooks.Uninstall(repo); err != nil {
 			return fmt.Errorf("git hooks: %w", err)
 		}
 		fmt.Fprintln(w, "git hooks: removed")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -86,7 +87,7 @@ func syncCommand() *cli.Command {
 }
 
 func hooksCommand() *cli.Command {
-	run := func(name string, fn func(repo, bin, home string) ([]hooks.State, error)) *cli.Command {
+	run := func(name string, fn func(repo, bin, home string) ([]githooks.State, error)) *cli.Command {
 		return &cli.Command{
 			Name:  name,
 			Usage: name + " the git hooks in memory/",
@@ -141,9 +142,9 @@ func hooksCommand() *cli.Command {
 			"reconciles the index. A hook already there is kept as <hook>.anamnesis-prev and still runs;\n" +
 			"core.hooksPath is honoured. Installing twice changes nothing.",
 		Subcommands: []*cli.Command{
-			run("install", func(repo, bin, home string) ([]hooks.State, error) { return hooks.Install(repo, bin, home) }),
-			run("uninstall", func(repo, _, _ string) ([]hooks.State, error) { return hooks.Uninstall(repo) }),
-			run("status", func(repo, _, _ string) ([]hooks.State, error) { return hooks.Status(repo) }),
+			run("install", func(repo, bin, home string) ([]githooks.State, error) { return githooks.Install(repo, bin, home) }),
+			run("uninstall", func(repo, _, _ string) ([]githooks.State, error) { return githooks.Uninstall(repo) }),
+			run("status", func(repo, _, _ string) ([]githooks.State, error) { return githooks.Status(repo) }),
 		},
 	}
 }
@@ -172,7 +173,7 @@ func hookCommand() *cli.Command {
 				runClaudeHook(c, name)
 				return nil
 			}
-			return usagef("unknown hook %q (Claude Code: %s; git: %s)", name, strings.Join(claudeHooks, ", "), strings.Join(hooks.GitHooks, ", "))
+			return usagef("unknown hook %q (Claude Code: %s; git: %s)", name, strings.Join(claudeHooks, ", "), strings.Join(githooks.Names(), ", "))
 		},
 	}
 }
@@ -323,7 +324,7 @@ func isClaudeHook(name string) bool {
 }
 
 func isGitHook(name string) bool {
-	for _, h := range hooks.GitHooks {
+	for _, h := range githooks.Names() {
 		if h == name {
 			return true
 		}

@@ -1,4 +1,4 @@
-package hooks
+package githooks
 
 import (
 	"errors"
@@ -8,15 +8,20 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
+
+	"github.com/anamnesis-memory/anamnesis/internal/shellquote"
+	"github.com/anamnesis-memory/anamnesis/note"
 )
 
-// GitHooks are the hooks installed: together they cover merge and
+// Names returns the hooks installed: together they cover merge and
 // fast-forward pulls, checkouts, rebases and amends, and the commit that
-// resolves a conflicted pull (which fires no post-merge).
-var GitHooks = []string{"post-merge", "post-checkout", "post-rewrite", "post-commit"}
+// resolves a conflicted pull (which fires no post-merge). The slice is
+// fresh on each call, so no caller can change what is installed.
+func Names() []string {
+	return []string{"post-merge", "post-checkout", "post-rewrite", "post-commit"}
+}
 
 // Marker identifies a hook script written by anamnesis.
 const Marker = "# anamnesis-hook v1"
@@ -88,17 +93,17 @@ func resolve(repoDir, p string) string {
 func script(hook, binary, home, chain string) string {
 	prev := `"${0%/*}/` + hook + prevSuffix + `"`
 	if chain != "" {
-		prev = shellQuote(filepath.Join(chain, hook))
+		prev = shellquote.Quote(filepath.Join(chain, hook))
 	}
 	return `#!/bin/sh
 ` + Marker + ` (managed by anamnesis; ` + "`anamnesis hooks uninstall`" + ` removes it)
 hook=` + hook + `
 prev=` + prev + `
 if [ "$hook" = post-rewrite ]; then input=$(cat); fi
-bin=` + shellQuote(binary) + `
+bin=` + shellquote.Quote(binary) + `
 [ -x "$bin" ] || bin=$(command -v anamnesis 2>/dev/null) || bin=
 if [ -n "$bin" ]; then
-  printf '%s' "${input-}" | "$bin" --home ` + shellQuote(home) + ` hook "$hook" "$@" >/dev/null 2>&1 || :
+  printf '%s' "${input-}" | "$bin" --home ` + shellquote.Quote(home) + ` hook "$hook" "$@" >/dev/null 2>&1 || :
 fi
 if [ -x "$prev" ]; then
   if [ "$hook" = post-rewrite ]; then printf '%s\n' "$input" | "$prev" "$@"; else "$prev" "$@"; fi
@@ -107,8 +112,6 @@ fi
 exit 0
 `
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // State of one hook.
 type State struct {
@@ -143,7 +146,7 @@ func Install(repoDir, binary, home string) ([]State, error) {
 		return nil, fmt.Errorf("create hooks directory %s: %w", plan.Dir, err)
 	}
 	var out []State
-	for _, h := range GitHooks {
+	for _, h := range Names() {
 		p := filepath.Join(plan.Dir, h)
 		ours, exists, err := isOurs(p)
 		if err != nil {
@@ -219,7 +222,7 @@ func Uninstall(repoDir string) ([]State, error) {
 		return nil, err
 	}
 	var out []State
-	for _, h := range GitHooks {
+	for _, h := range Names() {
 		p := filepath.Join(plan.Dir, h)
 		ours, exists, err := isOurs(p)
 		if err != nil {
@@ -260,7 +263,7 @@ func Status(repoDir string) ([]State, error) {
 		return nil, err
 	}
 	var out []State
-	for _, h := range GitHooks {
+	for _, h := range Names() {
 		p := filepath.Join(plan.Dir, h)
 		ours, exists, err := isOurs(p)
 		if err != nil {
