@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/githooks"
-	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
@@ -480,7 +480,7 @@ func claudeHooksCheck(c *cli.Context) anamnesis.Check {
 	if err != nil {
 		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckWarn, Detail: err.Error()}
 	}
-	plan, err := hooks.PlanSettings(st.claudeDir, st.binary, st.home, true)
+	plan, err := claudecode.PlanSettings(st.claudeDir, st.binary, st.home, true)
 	if err != nil {
 		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckWarn, Detail: err.Error()}
 	}
@@ -488,7 +488,7 @@ func claudeHooksCheck(c *cli.Context) anamnesis.Check {
 		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckOK, Detail: "installed in " + plan.Path}
 	}
 	fix := "run `anamnesis init` (add --no-mcp/--no-sync to change only the hooks)"
-	if remove, err := hooks.PlanSettings(st.claudeDir, st.binary, st.home, false); err == nil && remove.Changed {
+	if remove, err := claudecode.PlanSettings(st.claudeDir, st.binary, st.home, false); err == nil && remove.Changed {
 		return anamnesis.Check{Name: "claude code hooks", State: anamnesis.CheckWarn,
 			Detail: "out of date in " + plan.Path + " (another binary path or home, or edited by hand)", Fix: fix}
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/urfave/cli/v2"
 )
@@ -132,7 +133,7 @@ func complete(app *cli.App, words []string) []string {
 	case len(args) > 0:
 		// past the command's first argument: nothing more to offer
 	case cmd != nil && cmd.Name == "hook":
-		for _, h := range append(append([]string{}, claudeHooks...), githooks.Names()...) {
+		for _, h := range append(claudecode.Events(), githooks.Names()...) {
 			add(h)
 		}
 	case cmd != nil && cmd.Name == "help":

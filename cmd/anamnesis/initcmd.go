@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
-	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
 )
@@ -106,7 +106,7 @@ func resolveSetup(c *cli.Context) (setup, error) {
 	if s.userHome, err = os.UserHomeDir(); err != nil {
 		return s, fmt.Errorf("find your home directory: %w", err)
 	}
-	s.claudeDir = hooks.ClaudeDir(s.userHome)
+	s.claudeDir = claudecode.ClaudeDir(s.userHome)
 	return s, nil
 }
 
@@ -120,9 +120,9 @@ func runInit(c *cli.Context) error {
 	}
 	w := c.App.Writer
 	// Pre-flight: a settings.json we cannot parse stops init before any change.
-	var plan hooks.SettingsPlan
+	var plan claudecode.SettingsPlan
 	if !c.Bool("no-claude") {
-		if plan, err = hooks.PlanSettings(st.claudeDir, st.binary, st.home, true); err != nil {
+		if plan, err = claudecode.PlanSettings(st.claudeDir, st.binary, st.home, true); err != nil {
 			return fmt.Errorf("refusing to run: %w", err)
 		}
 	}
@@ -160,9 +160,9 @@ func runInit(c *cli.Context) error {
 	}
 	if !c.Bool("no-mcp") {
 		if claudeBin != "" {
-			fmt.Fprintf(w, "  mcp        : claude %s\n", strings.Join(hooks.MCPAddArgs(st.binary, st.home), " "))
+			fmt.Fprintf(w, "  mcp        : claude %s\n", strings.Join(claudecode.MCPAddArgs(st.binary, st.home), " "))
 		} else {
-			fmt.Fprintf(w, "  mcp        : server \"anamnesis\" in %s (claude is not on PATH)\n", hooks.ClaudeJSON(st.userHome))
+			fmt.Fprintf(w, "  mcp        : server \"anamnesis\" in %s (claude is not on PATH)\n", claudecode.ClaudeJSON(st.userHome))
 		}
 	}
 	if !c.Bool("no-sync") {
@@ -268,14 +268,14 @@ func registerMCP(ctx context.Context, w io.Writer, st setup, claudeBin string, i
 			}
 			return rmErr == nil, nil
 		}
-		out, err := exec.CommandContext(ctx, claudeBin, hooks.MCPAddArgs(st.binary, st.home)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, claudeBin, claudecode.MCPAddArgs(st.binary, st.home)...).CombinedOutput()
 		if err != nil {
 			return true, fmt.Errorf("claude mcp add failed: %v: %s", err, strings.TrimSpace(string(out)))
 		}
 		fmt.Fprintln(w, "mcp: registered anamnesis (user scope)")
 		return true, nil
 	}
-	plan, err := hooks.PlanMCPConfig(hooks.ClaudeJSON(st.userHome), st.binary, st.home, install)
+	plan, err := claudecode.PlanMCPConfig(claudecode.ClaudeJSON(st.userHome), st.binary, st.home, install)
 	if err != nil {
 		return false, err
 	}
@@ -301,7 +301,7 @@ func runUninstall(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	plan, err := hooks.PlanSettings(st.claudeDir, st.binary, st.home, false)
+	plan, err := claudecode.PlanSettings(st.claudeDir, st.binary, st.home, false)
 	if err != nil {
 		return fmt.Errorf("refusing to run: %w", err)
 	}

@@ -12,10 +12,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
-	"github.com/anamnesis-memory/anamnesis/hooks"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,30 +31,13 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var code int
-	if logPath := os.Getenv(hooks.LogEnv); logPath != "" {
+	if logPath := os.Getenv(logEnv); logPath != "" {
 		code = runLogged(ctx, logPath)
 	} else {
 		code = run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
 	}
 	stop()
 	os.Exit(code)
-}
-
-// runLogged runs a command a hook started in the background: its output
-// and exit code go to the log in one block of lines stamped with time and
-// pid (see hooks.LogEnv), or to stderr, which is the same log opened for
-// appending, if that fails.
-func runLogged(ctx context.Context, logPath string) int {
-	os.Unsetenv(hooks.LogEnv) // not for anything this command starts
-	buf := hooks.NewLogBuffer(os.Getpid(), nil)
-	start := time.Now()
-	code := run(ctx, os.Args, os.Stdin, buf, buf)
-	fmt.Fprintf(buf, "exit %d after %s\n", code, time.Since(start).Round(time.Millisecond))
-	if err := hooks.AppendLog(logPath, buf.Bytes(), hooks.MaxLogSize); err != nil {
-		fmt.Fprintf(os.Stderr, "anamnesis: %v\n", err)
-		os.Stderr.Write(buf.Bytes())
-	}
-	return code
 }
 
 // run executes the CLI and returns the process exit code: 0 success,

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/githooks"
-	"github.com/anamnesis-memory/anamnesis/hooks"
-	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
 )
@@ -149,9 +148,6 @@ func hooksCommand() *cli.Command {
 	}
 }
 
-// claudeHooks are the Claude Code events anamnesis handles.
-var claudeHooks = []string{"session-start", "prompt", "session-end", "pre-compact"}
-
 func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
@@ -173,7 +169,7 @@ func hookCommand() *cli.Command {
 				runClaudeHook(c, name)
 				return nil
 			}
-			return usagef("unknown hook %q (Claude Code: %s; git: %s)", name, strings.Join(claudeHooks, ", "), strings.Join(githooks.Names(), ", "))
+			return usagef("unknown hook %q (Claude Code: %s; git: %s)", name, strings.Join(claudecode.Events(), ", "), strings.Join(githooks.Names(), ", "))
 		},
 	}
 }
@@ -231,23 +227,10 @@ func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 	return s, err
 }
 
-// startBackgroundReindex starts `anamnesis reindex` for a hook that found
-// the index needing a rebuild and returns the hook's error line.
-func startBackgroundReindex(home string, err error) error {
-	bin, bErr := os.Executable()
-	if bErr == nil {
-		bErr = hooks.SpawnReindex(bin, home)
-	}
-	if bErr != nil {
-		return fmt.Errorf("%w; starting it in the background failed: %v (run `anamnesis reindex`)", err, bErr)
-	}
-	return fmt.Errorf("%w; rebuilding it in the background (log: %s)", err, filepath.Join(home, "state", "reindex.log"))
-}
-
 func runClaudeHook(c *cli.Context, name string) {
 	defer failOpen(c, name)
 	fail := func(err error) { fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err) }
-	in, err := hooks.ReadInput(c.App.Reader)
+	in, err := claudecode.ReadInput(c.App.Reader)
 	if err != nil {
 		fail(err)
 		return
@@ -259,63 +242,31 @@ func runClaudeHook(c *cli.Context, name string) {
 	}
 	defer s.Close()
 	userHome, _ := os.UserHomeDir()
-	env := hooks.Env{Store: s, UserHome: userHome}
-	var out string
-	switch name {
-	case "session-start":
-		out, err = hooks.SessionStart(c.Context, env, in)
-		if err == nil && s.Remote() != "" && (in.Source == "" || in.Source == "startup" || in.Source == "resume") {
-			spawnSync(c, s)
-		}
-	case "prompt":
-		out, err = hooks.Prompt(c.Context, env, in)
-	case "session-end", "pre-compact":
-		var res hooks.CaptureResult
-		res, err = hooks.Capture(c.Context, env, in, name)
-		if err == nil {
-			switch {
-			case res.Skipped != "":
-				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: nothing captured (%s)\n", name, res.Skipped)
-			case res.Updated:
-				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: updated session note %s\n", name, res.ID)
-			default:
-				fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: wrote session note %s\n", name, res.ID)
-			}
-			if res.ID != "" && s.Remote() != "" && name == "session-end" {
-				spawnSync(c, s)
-			}
-		}
-	}
-	if err != nil && (index.IsCorrupt(err) || errors.Is(err, anamnesis.ErrNeedsRebuild)) {
-		// Damage met by a hook: the rebuild takes too long for the hook's
-		// budget, so it runs in the background: marked for a rebuild, the
-		// index is rebuilt when `reindex` opens the store.
-		if index.IsCorrupt(err) {
-			s.Index().MarkStale(c.Context)
-		}
+	env := claudecode.Env{Memory: s, StateDir: filepath.Join(s.Home(), "state"), UserHome: userHome}
+	res, err := claudecode.Handle(c.Context, name, env, in)
+	if errors.Is(err, anamnesis.ErrNeedsRebuild) {
+		// Damage met by a hook: the Store marked the index for a rebuild,
+		// which takes too long for the hook's budget, so it runs in the
+		// background (`reindex` rebuilds when it opens the store).
 		err = startBackgroundReindex(s.Home(), err)
 	}
 	if err != nil {
 		fail(err)
 		return
 	}
-	if out != "" {
-		fmt.Fprintln(c.App.Writer, out)
+	if res.Report != "" {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %s\n", name, res.Report)
 	}
-}
-
-func spawnSync(c *cli.Context, s *anamnesis.Store) {
-	bin, err := os.Executable()
-	if err == nil {
-		err = hooks.SpawnSync(bin, s.Home())
+	if res.WantsSync && s.Remote() != "" {
+		spawnSync(c, s)
 	}
-	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background sync not started: %v\n", err)
+	if res.Output != "" {
+		fmt.Fprintln(c.App.Writer, res.Output)
 	}
 }
 
 func isClaudeHook(name string) bool {
-	for _, h := range claudeHooks {
+	for _, h := range claudecode.Events() {
 		if h == name {
 			return true
 		}

@@ -1,4 +1,4 @@
-package hooks
+package claudecode_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
@@ -24,6 +25,13 @@ func store(t *testing.T) *anamnesis.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// The hooks run against the real Store.
+var _ claudecode.Memory = (*anamnesis.Store)(nil)
+
+func envFor(s *anamnesis.Store, userHome string) claudecode.Env {
+	return claudecode.Env{Memory: s, StateDir: filepath.Join(s.Home(), "state"), UserHome: userHome}
 }
 
 func projectDir(t *testing.T, key string) (cwd, userHome string) {
@@ -72,7 +80,7 @@ func TestSessionStartSelectsAndRenders(t *testing.T) {
 		write(t, s, anamnesis.WriteRequest{Type: "episodic", Title: fmt.Sprintf("session %d", i), Body: "did things", Project: "demo"})
 	}
 	write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "other project", Body: "nope", Project: "elsewhere"})
-	out, err := SessionStart(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "s1", Cwd: cwd, Source: "startup"})
+	out, err := claudecode.SessionStart(ctx, envFor(s, uh), claudecode.Input{SessionID: "s1", Cwd: cwd, Source: "startup"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +109,12 @@ func TestSessionStartStaysWithinBudget(t *testing.T) {
 	}
 	huge := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "huge", Body: strings.Repeat("x", 20000), Project: "big"})
 	write(t, s, anamnesis.WriteRequest{Type: "procedural", Title: "small project note", Body: "short", Project: "big"})
-	out, err := SessionStart(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "s1", Cwd: cwd})
+	out, err := claudecode.SessionStart(ctx, envFor(s, uh), claudecode.Input{SessionID: "s1", Cwd: cwd})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := context_(t, out, "SessionStart")
-	if len(out) > 10000 || len(c) > ContextBudget {
+	if len(out) > 10000 || len(c) > claudecode.ContextBudget {
 		t.Fatalf("context %d chars, output %d", len(c), len(out))
 	}
 	if strings.Contains(c, huge.Title+"\n") || !strings.Contains(c, "small project note") {
@@ -127,20 +135,20 @@ func TestPromptRecallsOncePerSession(t *testing.T) {
 	for i := 0; i < 60; i++ {
 		write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: fmt.Sprintf("filler %d", i), Body: "the project uses go and make and tests", Project: "demo"})
 	}
-	env := Env{Store: s, UserHome: uh}
-	in := Input{SessionID: "s1", Cwd: cwd, Prompt: "why do I get sqlite lock errors under load?"}
-	out, err := Prompt(ctx, env, in)
+	env := envFor(s, uh)
+	in := claudecode.Input{SessionID: "s1", Cwd: cwd, Prompt: "why do I get sqlite lock errors under load?"}
+	out, err := claudecode.Prompt(ctx, env, in)
 	if err != nil || !strings.Contains(context_(t, out, "UserPromptSubmit"), wal.Title) {
 		t.Fatalf("first prompt: %v %s", err, out)
 	}
-	if out, _ := Prompt(ctx, env, in); out != "" {
+	if out, _ := claudecode.Prompt(ctx, env, in); out != "" {
 		t.Errorf("the same note was recalled twice in one session: %s", out)
 	}
-	if out, _ := Prompt(ctx, env, Input{SessionID: "s2", Cwd: cwd, Prompt: in.Prompt}); out == "" {
+	if out, _ := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "s2", Cwd: cwd, Prompt: in.Prompt}); out == "" {
 		t.Error("another session should get it")
 	}
 	for _, chat := range []string{"thanks, looks good", "please run the tests again", "", "ok"} {
-		if out, _ := Prompt(ctx, env, Input{SessionID: "s3", Cwd: cwd, Prompt: chat}); out != "" {
+		if out, _ := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "s3", Cwd: cwd, Prompt: chat}); out != "" {
 			t.Errorf("chit-chat %q recalled notes: %s", chat, out)
 		}
 	}
@@ -151,15 +159,15 @@ func TestPromptSkipsNotesInjectedAtSessionStart(t *testing.T) {
 	cwd, uh := projectDir(t, "demo")
 	wal := write(t, s, anamnesis.WriteRequest{Type: "procedural", Title: "Use WAL mode for SQLite", Body: "Set busy_timeout to avoid lock errors.", Project: "demo"})
 	write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "filler", Body: "unrelated words", Project: "demo"})
-	env := Env{Store: s, UserHome: uh}
-	out, _ := SessionStart(ctx, env, Input{SessionID: "s4", Cwd: cwd})
+	env := envFor(s, uh)
+	out, _ := claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "s4", Cwd: cwd})
 	if !strings.Contains(out, wal.Title) {
 		t.Fatalf("setup: WAL note not injected at start: %s", out)
 	}
-	if out, _ := Prompt(ctx, env, Input{SessionID: "s4", Cwd: cwd, Prompt: "sqlite lock errors again"}); strings.Contains(out, wal.Title) {
+	if out, _ := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "s4", Cwd: cwd, Prompt: "sqlite lock errors again"}); strings.Contains(out, wal.Title) {
 		t.Error("a note injected at SessionStart was recalled again")
 	}
-	if out, _ := Prompt(ctx, env, Input{SessionID: "s5", Cwd: cwd, Prompt: "sqlite lock errors again"}); !strings.Contains(out, wal.Title) {
+	if out, _ := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "s5", Cwd: cwd, Prompt: "sqlite lock errors again"}); !strings.Contains(out, wal.Title) {
 		t.Errorf("a small store should still recall by distinctive words: %q", out)
 	}
 }
@@ -167,13 +175,13 @@ func TestPromptSkipsNotesInjectedAtSessionStart(t *testing.T) {
 func TestCaptureWritesOneNotePerSession(t *testing.T) {
 	s := store(t)
 	_, uh := projectDir(t, "demo")
-	env := Env{Store: s, UserHome: uh}
-	in := Input{SessionID: "from-hook", TranscriptPath: "testdata/transcript.jsonl"}
-	r1, err := Capture(ctx, env, in, "pre-compact")
+	env := envFor(s, uh)
+	in := claudecode.Input{SessionID: "from-hook", TranscriptPath: "testdata/transcript.jsonl"}
+	r1, err := claudecode.Capture(ctx, env, in, "pre-compact")
 	if err != nil || r1.ID == "" || r1.Updated {
 		t.Fatalf("pre-compact: %+v %v", r1, err)
 	}
-	r2, err := Capture(ctx, env, in, "session-end")
+	r2, err := claudecode.Capture(ctx, env, in, "session-end")
 	if err != nil || r2.ID != r1.ID || !r2.Updated {
 		t.Fatalf("session-end should update the same note: %+v %v", r2, err)
 	}
@@ -185,7 +193,7 @@ func TestCaptureWritesOneNotePerSession(t *testing.T) {
 		n.Project != "example-app" || strings.Join(n.Tags, ",") != "session,pre-compact,session-end" {
 		t.Errorf("note %+v", n)
 	}
-	if strings.Contains(n.Title+n.Body, "ghp_") || !strings.Contains(n.Body, Redacted) {
+	if strings.Contains(n.Title+n.Body, "ghp_") || !strings.Contains(n.Body, claudecode.Redacted) {
 		t.Errorf("secret not redacted: %q %q", n.Title, n.Body)
 	}
 	if !strings.Contains(n.Body, "login_test.go") || !strings.Contains(n.Body, "**Branch:** feature/login") {
@@ -198,7 +206,7 @@ func TestCaptureWritesOneNotePerSession(t *testing.T) {
 	// A trivial session writes nothing.
 	p := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(p, []byte(`{"type":"user","message":{"role":"user","content":"/clear"}}`+"\n"), 0o644)
-	if r, err := Capture(ctx, env, Input{SessionID: "x", TranscriptPath: p}, "session-end"); err != nil || r.Skipped == "" {
+	if r, err := claudecode.Capture(ctx, env, claudecode.Input{SessionID: "x", TranscriptPath: p}, "session-end"); err != nil || r.Skipped == "" {
 		t.Errorf("trivial: %+v %v", r, err)
 	}
 }
@@ -229,7 +237,7 @@ func TestCaptureTitleWithControlCharacters(t *testing.T) {
 	if err := os.WriteFile(p, []byte(buf.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Capture(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "ctl", TranscriptPath: p, Cwd: cwd}, "session-end")
+	r, err := claudecode.Capture(ctx, envFor(s, uh), claudecode.Input{SessionID: "ctl", TranscriptPath: p, Cwd: cwd}, "session-end")
 	if err != nil || r.ID == "" {
 		t.Fatalf("capture: %+v %v", r, err)
 	}
@@ -259,7 +267,7 @@ func TestInjectedNotesShowControlCharactersEscaped(t *testing.T) {
 	if _, err := s.Reconcile(ctx); err != nil {
 		t.Fatal(err)
 	}
-	out, err := SessionStart(ctx, Env{Store: s, UserHome: uh}, Input{SessionID: "s1", Cwd: cwd, Source: "startup"})
+	out, err := claudecode.SessionStart(ctx, envFor(s, uh), claudecode.Input{SessionID: "s1", Cwd: cwd, Source: "startup"})
 	if err != nil {
 		t.Fatal(err)
 	}

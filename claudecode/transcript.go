@@ -1,4 +1,4 @@
-package hooks
+package claudecode
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -165,7 +166,7 @@ func (s *Session) take(line []byte, seen map[string]bool) bool {
 			if json.Unmarshal(b.Input, &in) != nil {
 				continue
 			}
-			if p, ok := in[key].(string); ok && p != "" && !contains(s.FilesTouched, p) {
+			if p, ok := in[key].(string); ok && p != "" && !slices.Contains(s.FilesTouched, p) {
 				s.FilesTouched = append(s.FilesTouched, p)
 			}
 		}
@@ -196,15 +197,6 @@ func contentOf(raw json.RawMessage) (string, []block) {
 func isNoise(t string) bool {
 	for _, p := range noise {
 		if strings.HasPrefix(t, p) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
 			return true
 		}
 	}

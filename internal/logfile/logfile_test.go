@@ -1,4 +1,4 @@
-package hooks
+package logfile
 
 import (
 	"fmt"

@@ -1,23 +1,15 @@
-package hooks
+package logfile
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
 )
-
-// LogEnv names the log file a detached command (started by SpawnSync or
-// SpawnReindex) appends its report to. The command's output is collected
-// in a LogBuffer and appended as one block when it ends, so reports of
-// syncs started by several sessions at once never interleave, and none
-// truncates another's.
-const LogEnv = "ANAMNESIS_LOG"
 
 // MaxLogSize is the size beyond which a log is moved to <log>.1 (the one
 // older generation kept) before the next report is appended: enough for
@@ -124,16 +116,9 @@ func AppendLog(path string, block []byte, max int64) error {
 	return nil
 }
 
-// stateDir creates <home>/state private to the user (0700): it holds the
-// background logs and what each session was shown.
-func stateDir(home string) (string, error) {
-	dir := filepath.Join(home, "state")
-	return dir, privateDir(dir)
-}
-
-// privateDir creates dir with mode 0700, tightening one an older version
+// PrivateDir creates dir with mode 0700, tightening one an older version
 // made 0755.
-func privateDir(dir string) error {
+func PrivateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}

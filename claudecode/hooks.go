@@ -1,0 +1,231 @@
+package claudecode
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// Defaults of the Claude Code hooks.
+const (
+	// ContextBudget bounds injected text. Claude Code caps hook output at
+	// 10,000 characters and moves anything longer to a file; staying well
+	// under keeps the notes in Claude's context.
+	ContextBudget = 8000
+	// DefaultK is how many project notes SessionStart injects.
+	DefaultK = 8
+	// PromptK is how many notes one prompt may add.
+	PromptK = 3
+	// PromptBudget bounds what one prompt adds.
+	PromptBudget = 4000
+)
+
+// Memory is what the hooks need of a store; the root package's Store
+// satisfies it. The Store decides which notes qualify; this package
+// decides what Claude is shown and how.
+type Memory interface {
+	// Inject returns the notes a session of project starts with, in
+	// order, at most k of the project's own, and how many live notes of
+	// the project and of global memory there are in all.
+	Inject(ctx context.Context, project string, k int) (notes []index.Hit, total int, err error)
+	// Recall returns up to limit notes relevant to a prompt, none when
+	// the prompt shares no distinctive word with any note.
+	Recall(ctx context.Context, prompt string, limit int) ([]index.Hit, error)
+	// SaveSession writes the episodic note of n.ProvSession, or updates
+	// the one an earlier capture of that session wrote.
+	SaveSession(ctx context.Context, n *note.Note) (id, path string, updated bool, err error)
+}
+
+// Env is what the hooks need besides their stdin.
+type Env struct {
+	Memory   Memory
+	StateDir string // per-session state (what each session was shown) lives here
+	UserHome string // the project-marker search stops below it
+	K        int    // project notes at SessionStart (0: DefaultK)
+	Budget   int    // characters of context (0: ContextBudget)
+}
+
+// Events are the Claude Code hook events anamnesis handles, as named on
+// `anamnesis hook NAME`.
+func Events() []string { return []string{"session-start", "prompt", "session-end", "pre-compact"} }
+
+// Result is what one hook did.
+type Result struct {
+	// Output is the hook JSON for stdout; "" prints nothing.
+	Output string
+	// Report is one line for stderr saying what was written, if anything.
+	Report string
+	// WantsSync says a background sync is worth starting: a session
+	// begins (other machines may have written) or a session note was
+	// committed (other machines should get it).
+	WantsSync bool
+}
+
+// Handle runs the hook for event (one of Events) on its input.
+func Handle(ctx context.Context, event string, env Env, in Input) (Result, error) {
+	switch event {
+	case "session-start":
+		out, err := SessionStart(ctx, env, in)
+		// A resume or startup may find notes other machines wrote; a
+		// clear or compact continues on this machine.
+		wants := in.Source == "" || in.Source == "startup" || in.Source == "resume"
+		return Result{Output: out, WantsSync: err == nil && wants}, err
+	case "prompt":
+		out, err := Prompt(ctx, env, in)
+		return Result{Output: out}, err
+	case "session-end", "pre-compact":
+		res, err := Capture(ctx, env, in, event)
+		if err != nil {
+			return Result{}, err
+		}
+		var r Result
+		switch {
+		case res.Skipped != "":
+			r.Report = fmt.Sprintf("nothing captured (%s)", res.Skipped)
+		case res.Updated:
+			r.Report = "updated session note " + res.ID
+		default:
+			r.Report = "wrote session note " + res.ID
+		}
+		// PreCompact's note is synced by the SessionEnd that follows.
+		r.WantsSync = res.ID != "" && event == "session-end"
+		return r, nil
+	}
+	return Result{}, fmt.Errorf("unknown Claude Code hook %q (one of %s)", event, strings.Join(Events(), ", "))
+}
+
+// SessionStart selects the notes to inject (Memory.Inject), renders them
+// within the budget (whole notes only), and returns the hook output
+// ("" when there is nothing to say).
+func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
+	project := ProjectKey(in.Cwd, env.UserHome)
+	k := env.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	notes, total, err := env.Memory.Inject(ctx, project, k)
+	if err != nil {
+		return "", err
+	}
+	if len(notes) == 0 {
+		return "", nil
+	}
+	budget := env.Budget
+	if budget <= 0 {
+		budget = ContextBudget
+	}
+	head := fmt.Sprintf("<anamnesis-memory project=%q>\nNotes from anamnesis memory, shared across this user's machines (project %s). They record facts, decisions and past sessions; the memory_search tool finds more.\n", project, project)
+	body, ids := renderNotes(notes, budget-len(head)-200)
+	left := total - len(ids)
+	tail := ""
+	if left > 0 {
+		tail = fmt.Sprintf("\n%d more notes of this project and of global memory were left out here; memory_search finds them.\n", left)
+	}
+	text := head + body + tail + "</anamnesis-memory>"
+	if len(ids) > 0 && in.SessionID != "" {
+		if err := rememberInjected(env.StateDir, in.SessionID, ids); err != nil {
+			return "", err
+		}
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	return Output("SessionStart", text), nil
+}
+
+// Prompt recalls notes for the prompt (Memory.Recall) and returns the
+// best few this session has not seen yet; "" otherwise.
+func Prompt(ctx context.Context, env Env, in Input) (string, error) {
+	hits, err := env.Memory.Recall(ctx, in.Prompt, PromptK*3)
+	if err != nil || len(hits) == 0 {
+		return "", err
+	}
+	seen, err := injected(env.StateDir, in.SessionID)
+	if err != nil {
+		return "", err
+	}
+	var fresh []index.Hit
+	for _, h := range hits {
+		if seen[h.ID] {
+			continue
+		}
+		fresh = append(fresh, h)
+		if len(fresh) == PromptK {
+			break
+		}
+	}
+	if len(fresh) == 0 {
+		return "", nil
+	}
+	head := "<anamnesis-memory source=\"prompt\">\nNotes from anamnesis memory that match this prompt:\n"
+	body, ids := renderNotes(fresh, PromptBudget-len(head))
+	if len(ids) == 0 {
+		return "", nil
+	}
+	if in.SessionID != "" {
+		if err := rememberInjected(env.StateDir, in.SessionID, ids); err != nil {
+			return "", err
+		}
+	}
+	return Output("UserPromptSubmit", head+body+"</anamnesis-memory>"), nil
+}
+
+// CaptureResult says what a capture did.
+type CaptureResult struct {
+	ID, Path string
+	Updated  bool   // an earlier capture of this session was updated
+	Skipped  string // why nothing was written
+}
+
+// Capture turns the session transcript into one episodic note (redacted),
+// or updates the note an earlier capture of the same session wrote (a
+// PreCompact followed by SessionEnd), and commits it.
+func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResult, error) {
+	if in.TranscriptPath == "" {
+		return CaptureResult{Skipped: "no transcript_path in the hook input"}, nil
+	}
+	sess, err := ParseTranscript(in.TranscriptPath)
+	if err != nil {
+		return CaptureResult{}, err
+	}
+	if sess.SessionID == "" {
+		sess.SessionID = in.SessionID
+	}
+	cwd := sess.Cwd
+	if cwd == "" {
+		cwd = in.Cwd
+	}
+	if IsTrivial(sess) {
+		return CaptureResult{Skipped: "trivial session"}, nil
+	}
+	// Redact the raw texts before the summary clips them: a clipped secret
+	// no longer has the shape the patterns recognise.
+	sess.FirstPrompt, sess.LastOutcome = Redact(sess.FirstPrompt), Redact(sess.LastOutcome)
+	for i, f := range sess.FilesTouched {
+		sess.FilesTouched[i] = Redact(f)
+	}
+	title, body := Summarize(sess)
+	title, body = Redact(title), Redact(body)
+	project := ProjectKey(cwd, env.UserHome)
+	// Titles and projects refuse control characters; a prompt's first line
+	// (or a directory name) may hold a tab or an escape, which must not
+	// cost the session its note.
+	title, project = note.StripControls(title), note.StripControls(project)
+	if title == "" {
+		title = "Session summary"
+	}
+	if project == "" {
+		project = note.DefaultProject
+	}
+	id, path, updated, err := env.Memory.SaveSession(ctx, &note.Note{
+		Type: note.TypeEpisodic, Title: title, Body: body, Project: project, Tags: []string{"session", source},
+		ProvSource: "session-end", ProvSession: sess.SessionID,
+	})
+	if err != nil {
+		return CaptureResult{}, err
+	}
+	return CaptureResult{ID: id, Path: path, Updated: updated}, nil
+}

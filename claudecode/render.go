@@ -1,0 +1,65 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// Output renders the hook JSON Claude Code expects for context injection.
+func Output(event, context string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep <anamnesis-memory> readable in logs and transcripts
+	enc.Encode(map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": event, "additionalContext": context}})
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// renderNotes writes whole notes in order while they fit in budget
+// characters, skipping any that would not fit.
+func renderNotes(notes []index.Hit, budget int) (string, []string) {
+	var b strings.Builder
+	var ids []string
+	for _, h := range notes {
+		part := renderNote(h)
+		if b.Len()+len(part) > budget {
+			continue
+		}
+		b.WriteString(part)
+		ids = append(ids, h.ID)
+	}
+	return b.String(), ids
+}
+
+// renderNote shows control characters escaped (note.Escape): notes come
+// from machines that may not refuse them, and Claude Code can print what
+// a hook injects.
+func renderNote(h index.Hit) string {
+	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", note.Escape(h.Project), note.Escape(h.MachineID), dateOf(h.UpdatedAt), h.ID)
+	if h.ProvSource != note.DefaultProvSource || h.Confidence < 1.0 {
+		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
+	}
+	if v, ok := conflictOf(h); ok {
+		meta += " | conflict copy of " + v
+	}
+	out := fmt.Sprintf("\n## [%s] %s\n%s_\n", h.Type, note.Escape(h.Title), meta)
+	if body := strings.TrimSpace(h.Body); body != "" {
+		out += "\n" + note.EscapeText(body) + "\n"
+	}
+	return out
+}
+
+func conflictOf(h index.Hit) (string, bool) {
+	return h.ExtraValue("conflict_of")
+}
+
+func dateOf(ts string) string {
+	if len(ts) >= 10 {
+		return ts[:10]
+	}
+	return ts
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/logfile"
+	"github.com/urfave/cli/v2"
+)
+
+// logEnv names the log file a detached command (started by spawn) appends
+// its report to. The command's output is collected in a logfile.LogBuffer
+// and appended as one block when it ends, so reports of syncs started by
+// several sessions at once never interleave, and none truncates another's.
+const logEnv = "ANAMNESIS_LOG"
+
+// runLogged runs a command a hook started in the background: its output
+// and exit code go to the log in one block of lines stamped with time and
+// pid (see logEnv), or to stderr, which is the same log opened for
+// appending, if that fails.
+func runLogged(ctx context.Context, logPath string) int {
+	os.Unsetenv(logEnv) // not for anything this command starts
+	buf := logfile.NewLogBuffer(os.Getpid(), nil)
+	start := time.Now()
+	code := run(ctx, os.Args, os.Stdin, buf, buf)
+	fmt.Fprintf(buf, "exit %d after %s\n", code, time.Since(start).Round(time.Millisecond))
+	if err := logfile.AppendLog(logPath, buf.Bytes(), logfile.MaxLogSize); err != nil {
+		fmt.Fprintf(os.Stderr, "anamnesis: %v\n", err)
+		os.Stderr.Write(buf.Bytes())
+	}
+	return code
+}
+
+// spawnSync starts `anamnesis sync` detached, so the hook returns at once
+// and Claude Code never waits for the network; a failure to start is one
+// line on stderr.
+func spawnSync(c *cli.Context, s *anamnesis.Store) {
+	bin, err := os.Executable()
+	if err == nil {
+		err = spawn(bin, s.Home(), "sync")
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background sync not started: %v\n", err)
+	}
+}
+
+// startBackgroundReindex starts `anamnesis reindex` for a hook that found
+// the index needing a rebuild (opening the store rebuilds it) and returns
+// the hook's error line.
+func startBackgroundReindex(home string, err error) error {
+	bin, bErr := os.Executable()
+	if bErr == nil {
+		bErr = spawn(bin, home, "reindex")
+	}
+	if bErr != nil {
+		return fmt.Errorf("%w; starting it in the background failed: %v (run `anamnesis reindex`)", err, bErr)
+	}
+	return fmt.Errorf("%w; rebuilding it in the background (log: %s)", err, filepath.Join(home, "state", "reindex.log"))
+}
+
+// spawn starts `anamnesis COMMAND` detached (own session, no stdio
+// attached to the hook). The command writes its own report to
+// <home>/state/COMMAND.log through logEnv, in one block when it ends; the
+// log is also its stdout and stderr, opened for appending (never
+// truncated: several hooks start syncs at once), so that whatever the
+// runtime itself prints (a crash) is kept too.
+func spawn(binary, storeHome, command string) error {
+	dir := filepath.Join(storeHome, "state")
+	if err := logfile.PrivateDir(dir); err != nil {
+		return err
+	}
+	logPath := filepath.Join(dir, command+".log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	if err := logf.Chmod(0o600); err != nil { // an older version made it 0644
+		return fmt.Errorf("make %s private: %w", logPath, err)
+	}
+	cmd := exec.Command(binary, "--home", storeHome, command)
+	cmd.Env = append(os.Environ(), logEnv+"="+logPath)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdin = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start background %s: %w", command, err)
+	}
+	return cmd.Process.Release()
+}

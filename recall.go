@@ -1,0 +1,143 @@
+package anamnesis
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// DistinctiveFraction is the relevance floor of per-prompt recall: a note
+// is recalled only if it shares with the prompt a word that at most this
+// fraction of notes contain. A fixed bm25 score cannot serve (scores grow
+// with the store); CONTRIBUTING.md has the measurements behind the value.
+const DistinctiveFraction = 0.02
+
+// maxGlobal bounds how many global notes Inject considers; a hook's
+// character budget admits far fewer.
+const maxGlobal = 200
+
+// maxEpisodic is how many recent session notes Inject includes.
+const maxEpisodic = 2
+
+// Inject selects the notes a session of project starts with, as the
+// Python tool does: every global note (newest first, at most maxGlobal),
+// then up to k notes of the project, durable notes (procedural, semantic)
+// first and at most two recent session notes not yet reflected. total
+// counts every live note of global memory and of the project, so a caller
+// can say how many it left out. Superseded notes are never selected.
+func (s *Store) Inject(ctx context.Context, project string, k int) (notes []index.Hit, total int, err error) {
+	list := func(f index.Filter) ([]index.Hit, error) {
+		return guarded(ctx, s, func() ([]index.Hit, error) { return s.ix.List(ctx, f) })
+	}
+	count := func(f index.Filter) (int, error) {
+		return guarded(ctx, s, func() (int, error) { return s.ix.Count(ctx, f) })
+	}
+	global, err := list(index.Filter{Project: note.DefaultProject, Live: true, Limit: maxGlobal})
+	if err != nil {
+		return nil, 0, err
+	}
+	if total, err = count(index.Filter{Project: note.DefaultProject, Live: true}); err != nil {
+		return nil, 0, err
+	}
+	sel := slices.Clone(global)
+	if project == note.DefaultProject {
+		return sel, total, nil
+	}
+	n, err := count(index.Filter{Project: project, Live: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	total += n
+	durable, err := list(index.Filter{Project: project, Types: []string{note.TypeProcedural, note.TypeSemantic}, Live: true, Limit: 2 * k})
+	if err != nil {
+		return nil, 0, err
+	}
+	// List is newest first; among equal times, higher confidence first.
+	slices.SortStableFunc(durable, func(a, b index.Hit) int {
+		if a.UpdatedAt != b.UpdatedAt {
+			return 0
+		}
+		switch {
+		case a.Confidence > b.Confidence:
+			return -1
+		case a.Confidence < b.Confidence:
+			return 1
+		}
+		return 0
+	})
+	recent, err := list(index.Filter{Project: project, Type: note.TypeEpisodic, Live: true, Limit: 20})
+	if err != nil {
+		return nil, 0, err
+	}
+	var episodic []index.Hit
+	for _, h := range recent {
+		if len(episodic) < maxEpisodic && !slices.Contains(h.Tags, "reflected") {
+			episodic = append(episodic, h)
+		}
+	}
+	reserve := min(len(episodic), k)
+	if m := k - reserve; m < len(durable) {
+		durable = durable[:m]
+	}
+	sel = append(sel, durable...)
+	sel = append(sel, episodic[:reserve]...)
+	return sel, total, nil
+}
+
+// Recall returns up to limit notes relevant to a prompt, searching only
+// its distinctive words (see DistinctiveFraction): a prompt that shares
+// no uncommon word with any note recalls nothing, so chit-chat adds
+// nothing to Claude's context.
+func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.Hit, error) {
+	if strings.TrimSpace(prompt) == "" {
+		return nil, nil
+	}
+	words, err := guarded(ctx, s, func() ([]string, error) {
+		return s.ix.DistinctiveWords(ctx, prompt, DistinctiveFraction)
+	})
+	if err != nil || len(words) == 0 {
+		return nil, err
+	}
+	return s.Search(ctx, strings.Join(words, " "), index.Filter{Limit: limit})
+}
+
+// SaveSession writes the episodic note of a Claude Code session
+// (n.ProvSession names it), or updates the note an earlier capture of the
+// same session wrote (a PreCompact followed by SessionEnd): its title,
+// body and project are replaced and n's tags added. Only Type, Title,
+// Body, Project, Tags, ProvSource and ProvSession of n are used.
+func (s *Store) SaveSession(ctx context.Context, n *note.Note) (id, path string, updated bool, err error) {
+	if n.ProvSession != "" {
+		prevID, err := guarded(ctx, s, func() (string, error) { return s.ix.FindSession(ctx, n.ProvSession) })
+		if err != nil {
+			return "", "", false, err
+		}
+		if prevID != "" {
+			// A note indexed but gone from disk is written anew below.
+			if prev, _, err := s.Get(ctx, prevID); err == nil {
+				prev.Title, prev.Body, prev.Project = n.Title, n.Body, n.Project
+				for _, t := range n.Tags {
+					if !slices.Contains(prev.Tags, t) {
+						prev.Tags = append(prev.Tags, t)
+					}
+				}
+				path, err := s.Update(ctx, prev)
+				if err != nil {
+					return "", "", false, err
+				}
+				return prevID, path, true, nil
+			}
+		}
+	}
+	w, path, err := s.Write(ctx, WriteRequest{
+		Type: n.Type, Title: n.Title, Body: n.Body, Project: n.Project, Tags: n.Tags,
+		ProvSource: n.ProvSource, ProvSession: n.ProvSession,
+	})
+	if err != nil {
+		return "", "", false, err
+	}
+	return w.ID, path, false, nil
+}
