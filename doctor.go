@@ -179,21 +179,21 @@ func SyncChecks(ctx context.Context, s *Store) []Check {
 	}
 	remote := s.Remote()
 	shown := gitsync.Redact(remote)
-	switch {
-	case remote == "":
+	switch r := ParseRemote(remote); {
+	case strings.TrimSpace(remote) == "":
 		out = append(out, Check{Name: "remote", State: CheckWarn, Detail: "none: notes stay on this machine",
 			Fix: "set one with `anamnesis init --remote PATH-OR-URL` or ANAMNESIS_GIT_REMOTE"})
-	case remote == "tailnet" || strings.HasPrefix(remote, "peers:") || strings.Contains(remote, ","):
-		st := TailnetState(ctx, s.TailscaleSocket())
+	case r.IsMesh():
+		st := s.tailnetSummary(ctx)
 		state := CheckOK
-		if !strings.HasPrefix(st, "running") && remote == "tailnet" {
+		if !st.Running && r.Tailnet {
 			state = CheckProblem
 		}
-		out = append(out, Check{Name: "remote", State: state, Detail: "mesh (" + shown + "); tailnet: " + st})
+		out = append(out, Check{Name: "remote", State: state, Detail: "mesh (" + shown + "); tailnet: " + st.Text})
 	default:
-		r, err := s.repo()
+		repo, err := s.repo()
 		if err == nil {
-			err = r.Reachable(ctx, remote, 10*time.Second)
+			err = repo.Reachable(ctx, r.Hub, 10*time.Second)
 		}
 		if err != nil {
 			out = append(out, Check{Name: "remote", State: CheckProblem, Detail: shown + " does not answer: " + err.Error(),

@@ -2,15 +2,11 @@ package anamnesis
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
-	"github.com/anamnesis-memory/anamnesis/tailnet"
 )
 
 // Status is the store's state as `anamnesis status --json` reports it.
@@ -100,7 +96,7 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 			return Status{}, err
 		}
 	}
-	out.Sync.Tailnet = TailnetState(ctx, s.TailscaleSocket())
+	out.Sync.Tailnet = s.tailnetSummary(ctx).Text
 	return out, nil
 }
 
@@ -112,36 +108,6 @@ func (s *Store) TailscaleSocket() string {
 		return s.tsSocket
 	}
 	return s.config.TailscaleSocket
-}
-
-// TailnetState is a one-line summary of tailscaled on this machine (at
-// socket; "" the system's), asked with a short timeout (status must stay
-// fast).
-func TailnetState(ctx context.Context, socket string) string {
-	tctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	self, peers, err := tailnet.Status(tctx, tailnet.LocalDaemon(socket))
-	if err != nil {
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, "not running"):
-			return "tailscaled not running (no answer on " + tailnet.SocketPath(socket) + ")"
-		case strings.Contains(msg, "is "):
-			return strings.TrimPrefix(strings.SplitN(msg, ";", 2)[0], tailnet.ErrNoTailnet.Error()+": ")
-		}
-		return msg
-	}
-	online := 0
-	for _, p := range peers {
-		if p.Online {
-			online++
-		}
-	}
-	mode := ""
-	if self.Userspace {
-		mode = ", userspace networking"
-	}
-	return fmt.Sprintf("running as %s (%s%s), %d peers, %d online", self.Name, strings.Join(self.IPs, " "), mode, len(peers), online)
 }
 
 func skippedFiles(bad []index.File) []SkippedFile {

@@ -58,6 +58,10 @@ type Options struct {
 	// TailscaleSocket overrides config.json's tailscale_socket
 	// (--tailscale-socket, ANAMNESIS_TAILSCALE_SOCKET).
 	TailscaleSocket string
+	// Tailnet finds peers on the tailnet for a mesh sync and reports
+	// tailscaled's state; nil: a remote of "tailnet" cannot sync, and peer
+	// URLs are dialled directly.
+	Tailnet Tailnet
 	// BusyTimeout bounds waits for another process's index lock (0: 10 s).
 	BusyTimeout time.Duration
 	// DecayDays overrides config.json's recall_decay_days: > 0 sets the
@@ -117,6 +121,7 @@ type Store struct {
 	gitMu     sync.Mutex
 	remote    string
 	tsSocket  string
+	tailnet   Tailnet
 	busy      time.Duration
 	notice    func(string)
 	progress  func(stage string, done, total int)
@@ -158,6 +163,7 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		now:       opts.Now,
 		remote:    strings.TrimSpace(opts.Remote),
 		tsSocket:  strings.TrimSpace(opts.TailscaleSocket),
+		tailnet:   opts.Tailnet,
 		busy:      opts.BusyTimeout,
 		decayDays: cfg.DecayDays,
 

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/anamnesis-memory/anamnesis/tailnet"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -310,96 +308,4 @@ func (s *Store) conflictCopies(ctx context.Context) ([]string, error) {
 func (s *Store) EnsureRepo() error {
 	_, err := s.repo()
 	return err
-}
-
-// meshTargets is what a sync fetches from when the remote is not a hub.
-type meshTargets struct {
-	peers []string
-	// dial reaches the peers through tailscaled (userspace networking);
-	// nil: the kernel reaches them.
-	dial gitsync.DialFunc
-	// probed counts the peers asked whether they serve; unreachable says,
-	// per peer asked in vain, why.
-	probed      int
-	unreachable []string
-	// warning, when set, says why nothing was even asked.
-	warning string
-}
-
-// syncTargets reads the remote setting: a hub, "tailnet" (the peers of
-// this tailnet user that serve anamnesis, found through tailscaled), or
-// peer URLs ("peers:URL[,URL...]", or any comma-separated list).
-func (s *Store) syncTargets(ctx context.Context) (hub string, mesh meshTargets, err error) {
-	remote := strings.TrimSpace(s.Remote())
-	switch {
-	case remote == "":
-		return "", mesh, nil
-	case remote == "tailnet":
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		d := tailnet.LocalDaemon(s.TailscaleSocket())
-		self, ps, err := tailnet.Status(dctx, d)
-		if err != nil {
-			return "", mesh, fmt.Errorf("mesh sync: %w; local notes are committed", err)
-		}
-		mesh.dial = gitsync.DialFunc(self.Dial(d))
-		tailnet.Probe(dctx, ps, tailnet.ProbeOptions{Port: tailnet.DefaultPort, Timeout: 2 * time.Second,
-			AllowTags: s.config.AllowTags, Dial: self.Dial(d)})
-		offline := 0
-		for _, p := range ps {
-			switch {
-			case p.Serves:
-				mesh.peers = append(mesh.peers, p.URL)
-			case p.Probed:
-				mesh.unreachable = append(mesh.unreachable, p.Name+" ("+p.IPs[0]+"): "+p.Reason)
-			case !p.Online && p.SameUser:
-				offline++
-			}
-			if p.Probed {
-				mesh.probed++
-			}
-		}
-		if mesh.probed == 0 {
-			gone := ""
-			if offline > 0 {
-				gone = fmt.Sprintf(" (%d offline)", offline)
-			}
-			mesh.warning = "mesh sync: no peer to fetch from: none of your other machines (nor a node with a tag in tailnet_allow_tags) is online on the tailnet" + gone + "; local notes are committed"
-		}
-		return "", mesh, nil
-	case strings.Contains(remote, ","), strings.HasPrefix(remote, "peers:"):
-		for _, u := range strings.Split(strings.TrimPrefix(remote, "peers:"), ",") {
-			if u = strings.TrimSpace(u); u != "" {
-				mesh.peers = append(mesh.peers, u)
-			}
-		}
-		mesh.dial = s.userspaceDial(ctx)
-		return "", mesh, nil
-	}
-	return remote, mesh, nil
-}
-
-// userspaceDial is tailscaled's dialer when it runs with userspace
-// networking (the only way to a tailnet address then), else nil: a peer
-// URL may name a tailnet node (a tagged node lists its peers this way)
-// or a machine on the LAN, and tailscaled reaches both.
-func (s *Store) userspaceDial(ctx context.Context) gitsync.DialFunc {
-	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	d := tailnet.LocalDaemon(s.TailscaleSocket())
-	self, _, err := tailnet.Status(dctx, d)
-	if err != nil {
-		return nil // no usable tailscaled: the peers are reached directly
-	}
-	return gitsync.DialFunc(self.Dial(d))
-}
-
-// noneReachable is the error of a mesh sync that asked peers and got
-// nothing from any of them: never a silent sync that fetched nothing.
-func noneReachable(n int, why []string) error {
-	peers := "peers"
-	if n == 1 {
-		peers = "peer"
-	}
-	return fmt.Errorf("mesh sync: %d %s probed, none reachable: %s; local notes are committed", n, peers, strings.Join(why, "; "))
 }

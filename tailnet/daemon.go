@@ -113,8 +113,28 @@ func (d localDaemon) WhoIs(ctx context.Context, addr string) (*apitype.WhoIsResp
 }
 
 // ErrNoTailnet means tailscaled cannot be used: not running, or not
-// logged in. Its message says what to do.
+// logged in. Errors that match it are a *DownError, whose message says
+// what to do.
 var ErrNoTailnet = errors.New("no tailnet")
+
+// DownError says why tailscaled cannot be used, typed so that a summary
+// need not parse the message.
+type DownError struct {
+	NotRunning bool   // no answer on the socket
+	State      string // what is wrong, one clause ("Tailscale is Stopped on this machine")
+	Fix        string // what to do; may be empty
+}
+
+func (e *DownError) Error() string {
+	msg := ErrNoTailnet.Error() + ": " + e.State
+	if e.Fix != "" {
+		msg += "; " + e.Fix
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrNoTailnet) hold.
+func (e *DownError) Is(target error) bool { return target == ErrNoTailnet }
 
 // Self describes this machine on the tailnet.
 type Self struct {
@@ -177,12 +197,13 @@ func Status(ctx context.Context, d Daemon) (Self, []Peer, error) {
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) || strings.Contains(err.Error(), "connect") {
-			return Self{}, nil, fmt.Errorf("%w: tailscaled is not running or its socket is unreachable (%v); start Tailscale (`sudo systemctl start tailscaled && tailscale up`)", ErrNoTailnet, err)
+			return Self{}, nil, &DownError{NotRunning: true, State: fmt.Sprintf("tailscaled is not running or its socket is unreachable (%v)", err),
+				Fix: "start Tailscale (`sudo systemctl start tailscaled && tailscale up`)"}
 		}
-		return Self{}, nil, fmt.Errorf("%w: tailscaled: %v", ErrNoTailnet, err)
+		return Self{}, nil, &DownError{State: "tailscaled: " + err.Error()}
 	}
 	if st.BackendState != "Running" {
-		return Self{}, nil, fmt.Errorf("%w: Tailscale is %s on this machine; run `tailscale up` to log in", ErrNoTailnet, st.BackendState)
+		return Self{}, nil, &DownError{State: "Tailscale is " + st.BackendState + " on this machine", Fix: "run `tailscale up` to log in"}
 	}
 	self := Self{Userspace: !st.TUN}
 	if st.CurrentTailnet != nil {

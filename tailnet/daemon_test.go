@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -180,4 +181,21 @@ func closedPort(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// Summarize is typed: a missing socket is "not running" with the socket
+// named, without parsing an error message.
+func TestSummarizeWithoutTailscaled(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "no.sock")
+	s := Summarize(context.Background(), sock)
+	if s.Running {
+		t.Fatal("running without tailscaled")
+	}
+	if want := "tailscaled not running (no answer on " + sock + ")"; s.String() != want {
+		t.Errorf("summary %q, want %q", s, want)
+	}
+	down := &DownError{State: "Tailscale is Stopped on this machine", Fix: "run `tailscale up` to log in"}
+	if !errors.Is(down, ErrNoTailnet) || down.Error() != "no tailnet: Tailscale is Stopped on this machine; run `tailscale up` to log in" {
+		t.Errorf("DownError: %v", down)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/anamnesis-memory/anamnesis/tailnet"
 	"github.com/urfave/cli/v2"
 )
 
@@ -139,7 +140,7 @@ func runInit(c *cli.Context) error {
 		fmt.Fprintf(w, "  tailscaled : socket %s (recorded as tailscale_socket)\n", st.tsSocket)
 	}
 	if st.remote == "" {
-		if tn := anamnesis.TailnetState(c.Context, st.tsSocket); strings.HasPrefix(tn, "running") {
+		if tn := tailnet.Summarize(c.Context, st.tsSocket); tn.Running {
 			fmt.Fprintf(w, "  tailnet    : %s; `--remote tailnet` syncs with your other machines that run `anamnesis serve`, no hub needed\n", tn)
 		}
 	}
@@ -197,7 +198,7 @@ func runInit(c *cli.Context) error {
 	}
 	fmt.Fprintf(w, "config: wrote %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
 	progress := newProgressLine(c.App.ErrWriter) // the first sync can take a while
-	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{MachineID: st.machine, Remote: st.remote, Create: true,
+	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{Tailnet: tailscaled{}, MachineID: st.machine, Remote: st.remote, Create: true,
 		Progress: progress.update,
 		Notice: func(m string) {
 			progress.clear()

@@ -43,6 +43,7 @@ func openStoreFor(c *cli.Context, firstWrite bool) (*anamnesis.Store, error) {
 	}
 	progress := newProgressLine(c.App.ErrWriter)
 	return anamnesis.Open(c.Context, home, anamnesis.Options{
+		Tailnet:         tailscaled{},
 		MachineID:       machineID,
 		Remote:          os.Getenv("ANAMNESIS_GIT_REMOTE"),
 		TailscaleSocket: tailscaleSocketOption(c),

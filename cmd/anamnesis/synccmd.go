@@ -212,6 +212,7 @@ func openHookStore(c *cli.Context) (*anamnesis.Store, error) {
 		return nil, err
 	}
 	s, err := anamnesis.Open(c.Context, home, anamnesis.Options{
+		Tailnet:         tailscaled{},
 		MachineID:       machineID,
 		Remote:          os.Getenv("ANAMNESIS_GIT_REMOTE"),
 		TailscaleSocket: tailscaleSocketOption(c),
