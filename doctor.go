@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/claudecode"
+	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 )
@@ -32,11 +34,32 @@ type Check struct {
 // fixDamage is the advice for a damaged index (doctor --fix rebuilds it).
 const fixDamage = "run `anamnesis doctor --fix` (or `anamnesis reindex --full`): the index is rebuilt from the note files"
 
+// Install says where this store's hooks should point, so that Doctor can
+// check they are in place: exactly what `anamnesis init` would write.
+type Install struct {
+	// Binary is the anamnesis binary the hooks run (absolute).
+	Binary string
+	// ClaudeDir is Claude Code's configuration directory.
+	ClaudeDir string
+	// Problem, when set, says why the above could not be found; the hook
+	// checks report it.
+	Problem string
+}
+
 // Doctor inspects the store without changing it and explains what it
 // finds: writable trees, damage to the index file, whether the index
-// agrees with the files, and note files that cannot be indexed. Every
+// agrees with the files, note files that cannot be indexed, the sync lock
+// and git lock files, the remote, and the git and Claude Code hooks. Every
 // error it meets is reported as a finding; none is skipped.
-func Doctor(ctx context.Context, s *Store) []Check {
+func (s *Store) Doctor(ctx context.Context, inst Install) []Check {
+	out := s.storeChecks(ctx)
+	out = append(out, s.syncChecks(ctx)...)
+	return append(out, s.gitHooksCheck(), s.claudeHooksCheck(inst))
+}
+
+// storeChecks are Doctor's findings about the trees, the index and the
+// note files.
+func (s *Store) storeChecks(ctx context.Context) []Check {
 	var out []Check
 	for _, t := range []struct{ name, dir string }{{"memory tree", s.memory.Root}, {"local tree", s.local.Root}} {
 		out = append(out, writableCheck(t.name, t.dir))
@@ -144,10 +167,10 @@ func Doctor(ctx context.Context, s *Store) []Check {
 	return out
 }
 
-// SyncChecks looks at the git side: the sync lock (held, and by whom),
+// syncChecks looks at the git side: the sync lock (held, and by whom),
 // the remote (configured, answering) and the tailnet when the remote is
 // the mesh. It may take a few seconds (it asks the remote).
-func SyncChecks(ctx context.Context, s *Store) []Check {
+func (s *Store) syncChecks(ctx context.Context) []Check {
 	var out []Check
 	gitDir := filepath.Join(s.memory.Root, ".git")
 	if _, err := os.Stat(gitDir); err != nil {
@@ -223,9 +246,34 @@ func writableCheck(name, dir string) Check {
 // for a slow hand `git` still at work.
 const StaleGitLockAge = 2 * time.Minute // doctor's fix text says "two minutes"
 
-// FixStaleGitLocks removes git lock files in memory/.git older than
-// StaleGitLockAge and returns their paths. It is what `doctor --fix` does.
-func FixStaleGitLocks(ctx context.Context, s *Store) ([]string, error) {
+// FixReport says what Fix repaired.
+type FixReport struct {
+	// Removed are the stale git lock files removed.
+	Removed []string `json:"removed"`
+	// RebuiltIndex says the index was rebuilt from the note files, and
+	// Reason why.
+	RebuiltIndex bool   `json:"rebuilt_index"`
+	Reason       string `json:"-"`
+}
+
+// Fix repairs what is safe to repair without asking, which is what
+// `doctor --fix` does: it removes stale git lock files and rebuilds a
+// damaged index or one whose postings disagree with FTS5.
+func (s *Store) Fix(ctx context.Context) (FixReport, error) {
+	rep := FixReport{Removed: []string{}}
+	removed, err := s.fixStaleGitLocks(ctx)
+	rep.Removed = append(rep.Removed, removed...)
+	if err != nil {
+		return rep, err
+	}
+	rep.Reason, err = s.fixIndex(ctx)
+	rep.RebuiltIndex = rep.Reason != ""
+	return rep, err
+}
+
+// fixStaleGitLocks removes git lock files in memory/.git older than
+// StaleGitLockAge and returns their paths.
+func (s *Store) fixStaleGitLocks(ctx context.Context) ([]string, error) {
 	gitDir := filepath.Join(s.memory.Root, ".git")
 	if _, err := os.Stat(gitDir); err != nil {
 		return nil, nil
@@ -237,11 +285,11 @@ func FixStaleGitLocks(ctx context.Context, s *Store) ([]string, error) {
 	return removed, nil
 }
 
-// FixIndex rebuilds the index from the note files when it is damaged
+// fixIndex rebuilds the index from the note files when it is damaged
 // (SQLite's integrity check finds problems, or reading it fails with
 // damage) or its search postings disagree with FTS5, and says why it did
-// ("" when nothing needed it). It is the other half of `doctor --fix`.
-func FixIndex(ctx context.Context, s *Store) (string, error) {
+// ("" when nothing needed it).
+func (s *Store) fixIndex(ctx context.Context) (string, error) {
 	if err := s.writable("fix the index"); err != nil {
 		return "", err
 	}
@@ -290,4 +338,53 @@ func listSome(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+// gitHooksCheck reports whether the git hooks are installed in memory/.
+func (s *Store) gitHooksCheck() Check {
+	states, err := githooks.Status(s.memory.Root)
+	if err != nil {
+		return Check{Name: "git hooks", State: CheckWarn, Detail: err.Error()}
+	}
+	var missing, chained []string
+	for _, st := range states {
+		if st.Status != "installed" {
+			missing = append(missing, st.Hook+" ("+st.Status+")")
+		}
+		if st.Chained != "" {
+			chained = append(chained, st.Hook)
+		}
+	}
+	if len(missing) > 0 {
+		return Check{Name: "git hooks", State: CheckWarn, Detail: "not installed: " + strings.Join(missing, ", "),
+			Fix: "run `anamnesis hooks install` (only needed if you use git by hand in memory/)"}
+	}
+	detail := "installed"
+	if len(chained) > 0 {
+		detail += "; your own hooks still run after them: " + strings.Join(chained, ", ")
+	}
+	return Check{Name: "git hooks", State: CheckOK, Detail: detail}
+}
+
+// claudeHooksCheck reports whether settings.json runs inst.Binary's hooks
+// for this home: exactly what `init` would write, so a moved binary or a
+// hand edit shows up as out of date rather than as installed.
+func (s *Store) claudeHooksCheck(inst Install) Check {
+	if inst.Problem != "" {
+		return Check{Name: "claude code hooks", State: CheckWarn, Detail: inst.Problem}
+	}
+	plan, err := claudecode.PlanSettings(inst.ClaudeDir, inst.Binary, s.home, true)
+	if err != nil {
+		return Check{Name: "claude code hooks", State: CheckWarn, Detail: err.Error()}
+	}
+	if !plan.Changed {
+		return Check{Name: "claude code hooks", State: CheckOK, Detail: "installed in " + plan.Path}
+	}
+	fix := "run `anamnesis init` (add --no-mcp/--no-sync to change only the hooks)"
+	if remove, err := claudecode.PlanSettings(inst.ClaudeDir, inst.Binary, s.home, false); err == nil && remove.Changed {
+		return Check{Name: "claude code hooks", State: CheckWarn,
+			Detail: "out of date in " + plan.Path + " (another binary path or home, or edited by hand)", Fix: fix}
+	}
+	return Check{Name: "claude code hooks", State: CheckWarn,
+		Detail: "not installed in " + plan.Path + ": Claude Code sessions get no memory", Fix: fix}
 }

@@ -236,13 +236,11 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 	if err != nil {
 		return rep, err
 	}
-	res.Add(rep.Result)
-	res.Freed, res.Skipped = nil, rep.Skipped
-	rep.Result = res
+	rep.Added, rep.Updated, rep.Deleted = rep.Added+res.Added, rep.Updated+res.Updated, rep.Deleted+res.Deleted
 	if !announce {
 		return rep, nil
 	}
-	s.notice(fmt.Sprintf("index %s was damaged; rebuilt it from the note files (%d notes, %d skipped)", p, rep.Indexed, len(rep.Bad)))
+	s.notice(fmt.Sprintf("index %s was damaged; rebuilt it from the note files (%d notes, %d skipped)", p, rep.Indexed, len(rep.Skipped)))
 	return rep, nil
 }
 

@@ -14,11 +14,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// ReconcileReport says what a reconcile or rebuild changed in the index.
+// ReconcileReport says what a reconcile or rebuild changed in the index
+// (`reindex --json` prints it as it is).
 type ReconcileReport struct {
-	index.Result
-	Indexed int          `json:"indexed"` // notes in the index afterwards
-	Bad     []index.File `json:"-"`       // files currently skipped, with reasons
+	Added   int           `json:"added"`
+	Updated int           `json:"updated"`
+	Deleted int           `json:"deleted"`
+	Indexed int           `json:"indexed"` // notes in the index afterwards
+	Skipped []SkippedFile `json:"skipped"` // files currently skipped, with reasons
 }
 
 type located struct {
@@ -366,7 +369,5 @@ func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, 
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	res.Freed = nil
-	res.Skipped = len(bad)
-	return ReconcileReport{Result: res, Indexed: st.Total, Bad: bad}, nil
+	return ReconcileReport{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Indexed: st.Total, Skipped: skippedFiles(bad)}, nil
 }

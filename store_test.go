@@ -315,7 +315,7 @@ func TestDoctorChecksPostingsAgainstFTS5(t *testing.T) {
 		}
 	}
 	check := func() Check {
-		for _, c := range Doctor(ctx, s) {
+		for _, c := range s.Doctor(ctx, Install{Problem: "not checked here"}) {
 			if c.Name == "search postings" {
 				return c
 			}
@@ -435,10 +435,10 @@ func TestMalformedNotesAreSkippedAndNamed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("full=%v: %v", full, err)
 		}
-		if rep.Indexed != 1 || len(rep.Bad) != len(want) {
-			t.Fatalf("full=%v: indexed %d, bad %+v", full, rep.Indexed, rep.Bad)
+		if rep.Indexed != 1 || len(rep.Skipped) != len(want) {
+			t.Fatalf("full=%v: indexed %d, bad %+v", full, rep.Indexed, rep.Skipped)
 		}
-		for _, b := range rep.Bad {
+		for _, b := range rep.Skipped {
 			if !strings.Contains(b.Error, want[b.Path]) {
 				t.Errorf("%s: reason %q does not say %q", b.Path, b.Error, want[b.Path])
 			}
@@ -452,18 +452,18 @@ func TestMalformedNotesAreSkippedAndNamed(t *testing.T) {
 		t.Errorf("status names %d skipped files", len(st.Index.Skipped))
 	}
 	var problems int
-	for _, c := range Doctor(ctx, s) {
+	for _, c := range s.Doctor(ctx, Install{Problem: "not checked here"}) {
 		if c.Name == "note files" && c.State == CheckWarn && len(c.Items) == len(want) {
 			problems++
 		}
 	}
 	if problems != 1 {
-		t.Errorf("doctor did not name the skipped files: %+v", Doctor(ctx, s))
+		t.Errorf("doctor did not name the skipped files: %+v", s.Doctor(ctx, Install{Problem: "not checked here"}))
 	}
 	// Fixing a file brings it back.
 	fixed := note.New("semantic", "repaired", "repaired heron", time.Now())
 	os.WriteFile(filepath.Join(home, "memory/semantic/badyaml.md"), note.Marshal(fixed), 0o644)
-	if rep, _ := s.Reconcile(ctx); rep.Indexed != 2 || len(rep.Bad) != len(want)-1 {
+	if rep, _ := s.Reconcile(ctx); rep.Indexed != 2 || len(rep.Skipped) != len(want)-1 {
 		t.Errorf("after fix: %+v", rep)
 	}
 }
@@ -475,12 +475,12 @@ func TestDuplicateFileTakesOverWhenOriginalGoes(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(home, path))
 	os.WriteFile(filepath.Join(home, "memory", "semantic", "copy-of-note.md"), data, 0o644)
 	rep, _ := s.Reconcile(ctx)
-	if rep.Indexed != 1 || len(rep.Bad) != 1 || !strings.Contains(rep.Bad[0].Error, "duplicate id") {
+	if rep.Indexed != 1 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Error, "duplicate id") {
 		t.Fatalf("duplicate: %+v", rep)
 	}
 	os.Remove(filepath.Join(home, path))
 	rep, _ = s.Reconcile(ctx)
-	if rep.Indexed != 1 || len(rep.Bad) != 0 {
+	if rep.Indexed != 1 || len(rep.Skipped) != 0 {
 		t.Fatalf("after removing the original: %+v", rep)
 	}
 	if _, p, err := s.Get(ctx, n.ID); err != nil || p != "memory/semantic/copy-of-note.md" {
@@ -786,19 +786,19 @@ func TestFilesThatAreNotNotes(t *testing.T) {
 		}
 	}
 	// What an older version recorded for the README: a bad note.
-	if _, err := s.Index().Apply(ctx, []index.Change{{File: index.File{Path: "memory/README.md", Size: 1, Error: "missing YAML frontmatter"}}}); err != nil {
+	if _, err := s.ix.Apply(ctx, []index.Change{{File: index.File{Path: "memory/README.md", Size: 1, Error: "missing YAML frontmatter"}}}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string, rep ReconcileReport) {
 		t.Helper()
-		if len(rep.Bad) != 0 || rep.Indexed != 1 {
-			t.Errorf("%s: indexed %d, bad %+v", when, rep.Indexed, rep.Bad)
+		if len(rep.Skipped) != 0 || rep.Indexed != 1 {
+			t.Errorf("%s: indexed %d, bad %+v", when, rep.Indexed, rep.Skipped)
 		}
 		st, err := s.Status(ctx)
 		if err != nil || len(st.Index.Skipped) != 0 || st.Index.Notes != 1 {
 			t.Errorf("%s: status %+v %v", when, st.Index, err)
 		}
-		for _, c := range Doctor(ctx, s) {
+		for _, c := range s.Doctor(ctx, Install{Problem: "not checked here"}) {
 			if c.Name == "note files" && (c.State != CheckOK || !strings.Contains(c.Detail, "4 files that are not notes (.github/ISSUE_TEMPLATE/bug.md, README.md, docs/setup.md and 1 more) are synced but not indexed")) {
 				t.Errorf("%s: doctor: %+v", when, c)
 			}

@@ -247,7 +247,7 @@ func (s *Store) reindexSince(ctx context.Context) (index.Result, error) {
 	from := plumbing.NewHash(last)
 	if last == "" || !r.HasCommit(from) {
 		rep, err := s.Reconcile(ctx)
-		return rep.Result, err
+		return index.Result{Added: rep.Added, Updated: rep.Updated, Deleted: rep.Deleted}, err
 	}
 	paths, err := r.ChangedPaths(from, head)
 	if err != nil {

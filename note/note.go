@@ -42,6 +42,10 @@ const MaxTitle = 1000
 // reindex or a hook.
 const MaxFileSize = 1 << 20
 
+// MaxBody bounds a note's body: a file's limit less room for its
+// frontmatter. Every writer (CLI, MCP, hooks) is held to it by Validate.
+const MaxBody = MaxFileSize - 4096
+
 // Types lists the valid note types in a stable order.
 var Types = []string{TypeProcedural, TypeSemantic, TypeEpisodic}
 
@@ -152,6 +156,9 @@ func (n *Note) Validate() error {
 		if r, ok := ControlIn(f.value); ok {
 			return fmt.Errorf("%s contains the control character %s (%s); a %s is one line of visible text", f.name, Escape(string(r)), fmt.Sprintf("%U", r), f.name)
 		}
+	}
+	if len(n.Body) > MaxBody {
+		return fmt.Errorf("body is %d bytes; a note's body is at most %d", len(n.Body), MaxBody)
 	}
 	if !ValidScope(n.Scope) {
 		return fmt.Errorf("scope %q is not %s or %s", n.Scope, ScopePortable, ScopeMachineLocal)

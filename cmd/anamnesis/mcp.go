@@ -9,8 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis"
-	"github.com/anamnesis-memory/anamnesis/index"
-	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 )
@@ -45,7 +43,7 @@ func mcpCommand() *cli.Command {
 			"memory_write, memory_sync. Logs go to stderr; the server exits when stdin closes.\n" +
 			"`anamnesis init` registers it with Claude Code.",
 		Action: func(c *cli.Context) error {
-			s, err := openStore(c)
+			s, err := openStore(c, forCommand)
 			if err != nil {
 				return err
 			}
@@ -93,24 +91,9 @@ type writeIn struct {
 
 type emptyIn struct{}
 
-// mcpNote is one note in a result.
-type mcpNote struct {
-	ID        string   `json:"id"`
-	Type      string   `json:"type"`
-	Title     string   `json:"title"`
-	Project   string   `json:"project"`
-	Scope     string   `json:"scope"`
-	Tags      []string `json:"tags"`
-	UpdatedAt string   `json:"updated_at"`
-	MachineID string   `json:"machine_id"`
-	Body      string   `json:"body,omitempty"`
-	Truncated bool     `json:"truncated,omitempty"`
-	Score     float64  `json:"score,omitempty"`
-}
-
 type notesOut struct {
-	Results []mcpNote `json:"results"`
-	Note    string    `json:"note,omitempty"`
+	Results []anamnesis.NoteJSON `json:"results"`
+	Note    string               `json:"note,omitempty"`
 }
 
 type writeOut struct {
@@ -118,23 +101,24 @@ type writeOut struct {
 	Path string `json:"path"`
 }
 
-func toMCP(h index.Hit, withBody bool, budget *int) mcpNote {
-	n := mcpNote{ID: h.ID, Type: h.Type, Title: h.Title, Project: h.Project, Scope: h.Scope, Tags: h.Tags,
-		UpdatedAt: h.UpdatedAt, MachineID: h.MachineID, Score: h.Score}
-	if n.Tags == nil {
-		n.Tags = []string{}
+// toMCP is h as a result note: without its body (a listing) when budget
+// is nil, else with its body cut to mcpBodyCap and to what is left of
+// budget, which it decreases.
+func toMCP(h anamnesis.Hit, withScore bool, budget *int) anamnesis.NoteJSON {
+	n := anamnesis.NoteOf(h, withScore)
+	if budget == nil {
+		n.Body = nil
+		return n
 	}
-	if withBody {
-		body := h.Body
-		limit := min(mcpBodyCap, max(*budget, 0))
-		if utf8.RuneCountInString(body) > limit {
-			r := []rune(body)
-			body = string(r[:limit]) + fmt.Sprintf("\n…[truncated: %d more characters; memory_get returns the whole note]", len(r)-limit)
-			n.Truncated = true
-		}
-		*budget -= utf8.RuneCountInString(body)
-		n.Body = body
+	body := h.Body
+	limit := min(mcpBodyCap, max(*budget, 0))
+	if utf8.RuneCountInString(body) > limit {
+		r := []rune(body)
+		body = string(r[:limit]) + fmt.Sprintf("\n…[truncated: %d more characters; memory_get returns the whole note]", len(r)-limit)
+		n.Truncated = true
 	}
+	*budget -= utf8.RuneCountInString(body)
+	n.Body = &body
 	return n
 }
 
@@ -153,14 +137,14 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
 			if strings.TrimSpace(in.Query) == "" {
 				return nil, notesOut{}, errors.New("query: give some words to search for")
 			}
-			if in.K < 0 || in.K > index.MaxK {
-				return nil, notesOut{}, fmt.Errorf("k: must be between 1 and %d", index.MaxK)
+			if in.K < 0 || in.K > anamnesis.MaxK {
+				return nil, notesOut{}, fmt.Errorf("k: must be between 1 and %d", anamnesis.MaxK)
 			}
-			hits, err := s.Search(ctx, in.Query, index.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K})
+			hits, err := s.Search(ctx, in.Query, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K})
 			if err != nil {
 				return nil, notesOut{}, err
 			}
-			out := notesOut{Results: []mcpNote{}}
+			out := notesOut{Results: []anamnesis.NoteJSON{}}
 			budget := mcpTotalCap
 			for _, h := range hits {
 				out.Results = append(out.Results, toMCP(h, true, &budget))
@@ -181,11 +165,11 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
 			if limit == 0 {
 				limit = 50
 			}
-			hits, err := s.List(ctx, index.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: limit})
+			hits, err := s.List(ctx, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: limit})
 			if err != nil {
 				return nil, notesOut{}, err
 			}
-			out := notesOut{Results: []mcpNote{}}
+			out := notesOut{Results: []anamnesis.NoteJSON{}}
 			for _, h := range hits {
 				out.Results = append(out.Results, toMCP(h, false, nil))
 			}
@@ -194,16 +178,13 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_get", Annotations: readOnly(),
 		Description: "Read one memory note in full by id."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in getIn) (*mcp.CallToolResult, mcpNote, error) {
-			if !note.ValidID(in.ID) {
-				return nil, mcpNote{}, fmt.Errorf("id: %q is not a note id", in.ID)
-			}
+		func(ctx context.Context, _ *mcp.CallToolRequest, in getIn) (*mcp.CallToolResult, anamnesis.NoteJSON, error) {
 			n, path, err := s.Get(ctx, in.ID)
 			if err != nil {
-				return nil, mcpNote{}, err
+				return nil, anamnesis.NoteJSON{}, err
 			}
 			budget := mcpTotalCap
-			return nil, toMCP(index.Hit{Note: *n, Path: path}, true, &budget), nil
+			return nil, toMCP(anamnesis.Hit{Note: *n, Path: path}, false, &budget), nil
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_status", Annotations: readOnly(),
@@ -217,21 +198,8 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_write", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
 		Description: "Store a new memory note for the user, committed at once and synced to their other machines (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
-			switch {
-			case !note.ValidType(in.Type):
-				return nil, writeOut{}, fmt.Errorf("type: %q is not one of %s", in.Type, strings.Join(note.Types, ", "))
-			case strings.TrimSpace(in.Title) == "":
-				return nil, writeOut{}, errors.New("title: must not be empty")
-			case in.Scope != "" && !note.ValidScope(in.Scope):
-				return nil, writeOut{}, fmt.Errorf("scope: %q is not portable or machine-local", in.Scope)
-			case len(in.Body) > note.MaxFileSize/2:
-				return nil, writeOut{}, fmt.Errorf("body: %d bytes is too long for a note", len(in.Body))
-			}
-			for _, id := range in.Supersedes {
-				if !note.ValidID(id) {
-					return nil, writeOut{}, fmt.Errorf("supersedes: %q is not a note id", id)
-				}
-			}
+			// The Store validates (anamnesis.ErrInvalid); its message, which
+			// names the field, becomes the tool error.
 			n, path, err := s.Write(ctx, anamnesis.WriteRequest{Type: in.Type, Title: in.Title, Body: in.Body,
 				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes})
 			if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -134,6 +135,7 @@ func TestMCPErrorsAreToolErrors(t *testing.T) {
 		{"memory_write", map[string]any{"type": "semantic", "title": "clear \x1b[2J", "body": "b"}, "title contains the control character"},
 		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "project": "p\u202e"}, "project contains the control character"},
 		{"memory_write", map[string]any{"type": 7, "title": "t", "body": "b"}, "type"},
+		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": strings.Repeat("x", note.MaxBody+1)}, "body"},
 		{"memory_search", map[string]any{"query": ""}, "query"},
 		{"memory_search", map[string]any{"query": "x", "k": -1}, "k"},
 		{"memory_search", map[string]any{"query": "x", "type": "bogus"}, "type"},

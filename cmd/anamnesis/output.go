@@ -8,9 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/urfave/cli/v2"
 )
 
 // visibleWriter is the one place the CLI's printouts pass through: it
@@ -55,8 +54,6 @@ func rawWriter(w io.Writer) io.Writer {
 	return w
 }
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
-
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -64,44 +61,10 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// noteJSON is the shape of one note in search and list output (the CLI
-// contract in ARCHITECTURE.md).
-type noteJSON struct {
-	ID         string   `json:"id"`
-	Type       string   `json:"type"`
-	Title      string   `json:"title"`
-	Project    string   `json:"project"`
-	Scope      string   `json:"scope"`
-	MachineID  string   `json:"machine_id"`
-	Tags       []string `json:"tags"`
-	CreatedAt  string   `json:"created_at"`
-	UpdatedAt  string   `json:"updated_at"`
-	Supersedes []string `json:"supersedes"`
-	Body       string   `json:"body"`
-	Path       string   `json:"path"`
-	Score      *float64 `json:"score,omitempty"`
-}
-
-func toJSON(h index.Hit, withScore bool) noteJSON {
-	out := noteJSON{ID: h.ID, Type: h.Type, Title: h.Title, Project: h.Project, Scope: h.Scope, MachineID: h.MachineID,
-		Tags: h.Tags, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt, Supersedes: h.Supersedes, Body: h.Body, Path: h.Path}
-	if out.Tags == nil {
-		out.Tags = []string{}
-	}
-	if out.Supersedes == nil {
-		out.Supersedes = []string{}
-	}
-	if withScore {
-		s := h.Score
-		out.Score = &s
-	}
-	return out
-}
-
-func printResults(w io.Writer, hits []index.Hit, withScore bool) error {
-	res := make([]noteJSON, 0, len(hits))
+func printResults(w io.Writer, hits []anamnesis.Hit, withScore bool) error {
+	res := make([]anamnesis.NoteJSON, 0, len(hits))
 	for _, h := range hits {
-		res = append(res, toJSON(h, withScore))
+		res = append(res, anamnesis.NoteOf(h, withScore))
 	}
 	return printJSON(w, map[string]any{"results": res})
 }
@@ -143,4 +106,11 @@ func plural(n int, one, many string) string {
 func isCharDevice(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func dateOf(ts string) string {
+	if len(ts) >= 10 {
+		return ts[:10]
+	}
+	return ts
 }

@@ -190,7 +190,7 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 		lat = append(lat, time.Since(t0))
 	}
 	f.RareP50, f.RareP99 = pct(lat, 50), pct(lat, 99)
-	pc := s.Index().Paths()
+	pc := s.SearchPaths()
 	f.Paths = fmt.Sprintf("%d/%d/%d/%d", pc.Postings, pc.MaxScore, pc.Floored, pc.Full)
 	cfg.logf("  search (distinctive words) p50 %v p99 %v; answered postings/fts5 maxscore/floored/full %s", f.RareP50, f.RareP99, f.Paths)
 
@@ -330,7 +330,7 @@ func distinctiveQueries(ctx context.Context, s *anamnesis.Store, paths []string,
 			return nil, err
 		}
 		w := strings.Fields(strings.NewReplacer(".", " ", "\n", " ").Replace(strings.ToLower(nt.Body)))
-		rare, err := s.Index().RarestWords(ctx, w, 2)
+		rare, err := s.RarestWords(ctx, w, 2)
 		if err != nil {
 			return nil, err
 		}

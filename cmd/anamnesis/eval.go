@@ -46,7 +46,7 @@ func evalCommand() *cli.Command {
 				}
 				ks = append(ks, k)
 			}
-			return withStore(c, func(ctx context.Context, s *anamnesis.Store) error {
+			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
 				var cases []eval.Case
 				var what string
 				if c.Bool("self") {

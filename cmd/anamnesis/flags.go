@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/anamnesis-memory/anamnesis"
 	"github.com/urfave/cli/v2"
 )
 
@@ -116,3 +117,65 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 	}
 	return nil
 }
+
+func filterFlags(withK bool) []cli.Flag {
+	fs := []cli.Flag{
+		&cli.StringFlag{Name: "project", Usage: "only notes of this project"},
+		&cli.StringFlag{Name: "type", Usage: "only notes of this type (procedural, semantic, episodic)"},
+		&cli.StringFlag{Name: "scope", Usage: "only portable or machine-local notes (default: both)"},
+		jsonFlag,
+	}
+	if withK {
+		fs = append(fs, &cli.IntFlag{Name: "k", Aliases: []string{"n"}, Value: anamnesis.DefaultK, Usage: "how many notes to return"})
+	} else {
+		fs = append(fs, &cli.IntFlag{Name: "limit", Usage: "at most this many notes (default: all)"})
+	}
+	return fs
+}
+
+func filterFrom(c *cli.Context, limit int) anamnesis.Filter {
+	return anamnesis.Filter{Project: c.String("project"), Type: c.String("type"), Scope: c.String("scope"), Limit: limit}
+}
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+
+const (
+	tailscaleSocketFlag = "tailscale-socket"
+	tailscaleSocketEnv  = "ANAMNESIS_TAILSCALE_SOCKET"
+)
+
+// atLeastOne refuses an integer flag that means nothing below 1 (a count
+// of notes or queries) when it is given at all.
+func atLeastOne(c *cli.Context, name, what string) error {
+	if c.IsSet(name) && c.Int(name) < 1 {
+		return usagef("-%s%s must be at least 1, got %d%s", dashes(name), name, c.Int(name), what)
+	}
+	return nil
+}
+
+// positiveDuration refuses a duration flag of zero or less (the sync
+// layer would quietly read it as its default).
+func positiveDuration(c *cli.Context, name string) error {
+	if d := c.Duration(name); d <= 0 {
+		return usagef("--%s must be more than 0, got %s", name, d)
+	}
+	return nil
+}
+
+// portFlag refuses a port no TCP address can have.
+func portFlag(c *cli.Context) error {
+	if p := c.Int("port"); p < 1 || p > 65535 {
+		return usagef("--port must be between 1 and 65535, got %d", p)
+	}
+	return nil
+}
+
+func dashes(name string) string {
+	if len(name) == 1 {
+		return ""
+	}
+	return "-"
+}
+
+// decayFlag sets recency decay for one run of search or eval.
+var decayFlag = &cli.Float64Flag{Name: "decay-days", Usage: "re-rank the best matches by score x exp(-age/`DAYS`); 0 turns decay off (default: recall_decay_days in config.json, else off)"}

@@ -67,30 +67,29 @@ type setup struct {
 	tsSocket                                           string // tailscaled's socket ("": the system's)
 }
 
+// resolveSetup reads what init and uninstall act on: the store options
+// (storeOptions), config.json, --remote/--local-only, this binary and
+// Claude Code's directory.
 func resolveSetup(c *cli.Context) (setup, error) {
 	var s setup
-	var err error
-	if s.home, err = anamnesis.ResolveHome(c.String("home")); err != nil {
+	home, o, err := storeOptions(c, forCommand)
+	if err != nil {
 		return s, err
 	}
+	s.home = home
 	cfg, err := anamnesis.LoadConfig(s.home)
 	if err != nil {
 		return s, err
 	}
-	explicit, err := machineIDOption(c)
-	if err != nil {
+	if s.machine, err = anamnesis.ResolveMachineID(o.MachineID, cfg); err != nil {
 		return s, err
 	}
-	if s.machine, err = anamnesis.ResolveMachineID(explicit, cfg); err != nil {
-		return s, err
+	s.remote, s.tsSocket = cfg.Remote, cfg.TailscaleSocket
+	if o.TailscaleSocket != "" {
+		s.tsSocket = o.TailscaleSocket
 	}
-	s.remote = cfg.Remote
-	s.tsSocket = cfg.TailscaleSocket
-	if v := tailscaleSocketOption(c); v != "" {
-		s.tsSocket = v
-	}
-	if env := os.Getenv("ANAMNESIS_GIT_REMOTE"); env != "" {
-		s.remote = env
+	if o.Remote != "" {
+		s.remote = o.Remote
 	}
 	if c.IsSet("remote") {
 		s.remote = c.String("remote")
@@ -98,17 +97,31 @@ func resolveSetup(c *cli.Context) (setup, error) {
 	if c.Bool("local-only") {
 		s.remote = ""
 	}
-	if s.binary, err = os.Executable(); err != nil {
-		return s, fmt.Errorf("find the anamnesis binary: %w", err)
+	inst, err := installFor()
+	if err != nil {
+		return s, err
 	}
-	if p, err := filepath.EvalSymlinks(s.binary); err == nil {
-		s.binary = p
+	s.binary, s.claudeDir = inst.Binary, inst.ClaudeDir
+	s.userHome, err = os.UserHomeDir() // installFor found it
+	return s, err
+}
+
+// installFor is where this binary's hooks belong: its own resolved path
+// and Claude Code's directory ($CLAUDE_CONFIG_DIR, else ~/.claude).
+func installFor() (anamnesis.Install, error) {
+	var inst anamnesis.Install
+	bin, err := os.Executable()
+	if err != nil {
+		return inst, fmt.Errorf("find the anamnesis binary: %w", err)
 	}
-	if s.userHome, err = os.UserHomeDir(); err != nil {
-		return s, fmt.Errorf("find your home directory: %w", err)
+	if p, err := filepath.EvalSymlinks(bin); err == nil {
+		bin = p
 	}
-	s.claudeDir = claudecode.ClaudeDir(s.userHome)
-	return s, nil
+	userHome, err := os.UserHomeDir()
+	if err != nil {
+		return inst, fmt.Errorf("find your home directory: %w", err)
+	}
+	return anamnesis.Install{Binary: bin, ClaudeDir: claudecode.ClaudeDir(userHome)}, nil
 }
 
 func runInit(c *cli.Context) error {

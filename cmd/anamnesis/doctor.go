@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/urfave/cli/v2"
+)
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "check the store and explain anything that needs attention",
+		Description: "Checks the note trees, the index (SQLite integrity check included), note files that cannot be indexed, conflict copies,\n" +
+			"the sync lock, git lock files left by a killed git, the remote, the git and Claude Code hooks\n" +
+			"and the tailnet. Each finding says how to fix it. Exit code 1 when something is broken.\n" +
+			"--fix repairs what is safe to repair without asking: it removes stale git lock files and\n" +
+			"rebuilds the index from the note files when it is damaged or its search postings disagree with FTS5.",
+		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove git lock files left by a killed git process, rebuild a damaged index or one whose postings disagree with FTS5, then check"}},
+		Action: func(c *cli.Context) error {
+			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
+				var fix anamnesis.FixReport
+				if c.Bool("fix") {
+					var err error
+					if fix, err = s.Fix(ctx); err != nil {
+						return err
+					}
+					if !c.Bool("json") {
+						for _, p := range fix.Removed {
+							fmt.Fprintf(c.App.Writer, "removed stale git lock %s\n", p)
+						}
+						if fix.RebuiltIndex {
+							fmt.Fprintf(c.App.Writer, "rebuilt the index from the note files (%s)\n", fix.Reason)
+						}
+					}
+				}
+				inst, err := installFor()
+				if err != nil {
+					inst.Problem = err.Error()
+				}
+				checks := s.Doctor(ctx, inst)
+				if c.Bool("json") {
+					report := struct {
+						Checks []anamnesis.Check `json:"checks"`
+						*anamnesis.FixReport
+					}{Checks: checks}
+					if c.Bool("fix") {
+						report.FixReport = &fix
+					}
+					if err := printJSON(c.App.Writer, report); err != nil {
+						return err
+					}
+				} else {
+					for _, ch := range checks {
+						fmt.Fprintf(c.App.Writer, "%-7s %s: %s\n", ch.State+":", ch.Name, ch.Detail)
+						for _, l := range ch.Items {
+							fmt.Fprintf(c.App.Writer, "          %s\n", l)
+						}
+						if ch.Fix != "" {
+							fmt.Fprintf(c.App.Writer, "          fix: %s\n", ch.Fix)
+						}
+					}
+				}
+				for _, ch := range checks {
+					if ch.State == anamnesis.CheckProblem {
+						return cli.Exit("", 1)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/claudecode"
+	"github.com/anamnesis-memory/anamnesis/githooks"
+	"github.com/urfave/cli/v2"
+)
+
+func hookCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "hook",
+		Usage:     "entry point for Claude Code hooks and git hooks",
+		ArgsUsage: "NAME [ARGS...]",
+		Description: "Claude Code (JSON on stdin): session-start injects notes of this project,\n" +
+			"prompt adds notes matching the prompt, session-end and pre-compact capture the session\n" +
+			"as an episodic note. git: post-merge, post-checkout, post-rewrite, post-commit reconcile\n" +
+			"the index. A hook never breaks the session or the git command: problems are one line on\n" +
+			"stderr, nothing on stdout, exit 0.",
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			name := c.Args().First()
+			switch {
+			case isGitHook(name):
+				runGitHook(c, name)
+				return nil
+			case isClaudeHook(name):
+				runClaudeHook(c, name)
+				return nil
+			}
+			return usagef("unknown hook %q (Claude Code: %s; git: %s)", name, strings.Join(claudecode.Events(), ", "), strings.Join(githooks.Names(), ", "))
+		},
+	}
+}
+
+func runGitHook(c *cli.Context, name string) {
+	defer failOpen(c, name)
+	// post-rewrite gets old/new pairs on stdin; drain it so git never blocks.
+	if name == "post-rewrite" {
+		readAllLimited(c.App.Reader, "standard input")
+	}
+	s, err := openStore(c, forHook)
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err)
+		return
+	}
+	defer s.Close()
+	if _, err := s.Reconcile(c.Context); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err)
+	}
+}
+
+// failOpen turns a panic into the one stderr line every hook failure gets.
+func failOpen(c *cli.Context, name string) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: internal error: %v\n", name, r)
+	}
+}
+
+func runClaudeHook(c *cli.Context, name string) {
+	defer failOpen(c, name)
+	fail := func(err error) { fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err) }
+	in, err := claudecode.ReadInput(c.App.Reader)
+	if err != nil {
+		fail(err)
+		return
+	}
+	s, err := openStore(c, forHook)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer s.Close()
+	userHome, _ := os.UserHomeDir()
+	env := claudecode.Env{Memory: s, StateDir: filepath.Join(s.Home(), "state"), UserHome: userHome}
+	res, err := claudecode.Handle(c.Context, name, env, in)
+	if errors.Is(err, anamnesis.ErrNeedsRebuild) {
+		// Damage met by a hook: the Store marked the index for a rebuild,
+		// which takes too long for the hook's budget, so it runs in the
+		// background (`reindex` rebuilds when it opens the store).
+		err = startBackgroundReindex(s.Home(), err)
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	if res.Report != "" {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %s\n", name, res.Report)
+	}
+	if res.WantsSync && s.Remote() != "" {
+		spawnSync(c, s)
+	}
+	if res.Output != "" {
+		fmt.Fprintln(c.App.Writer, res.Output)
+	}
+}
+
+func isClaudeHook(name string) bool {
+	for _, h := range claudecode.Events() {
+		if h == name {
+			return true
+		}
+	}
+	return false
+}
+
+func isGitHook(name string) bool {
+	for _, h := range githooks.Names() {
+		if h == name {
+			return true
+		}
+	}
+	return false
+}

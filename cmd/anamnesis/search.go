@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/urfave/cli/v2"
+)
+
+func searchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "search",
+		Usage:     "find the notes most relevant to some words",
+		ArgsUsage: "QUERY...",
+		Description: "Ranks notes by BM25 over title, body and tags (any of the query's words may match),\n" +
+			"newest first on ties. Notes replaced by another note (supersedes) are left out.\n" +
+			"With --decay-days D (or recall_decay_days in config.json) the best matches are re-ranked\n" +
+			"by score x exp(-age/D), so older notes fade; off by default.\n" +
+			"Flags may follow the query; put -- before a query that itself contains one of these flags.",
+		Flags: append(filterFlags(true), decayFlag),
+		Action: func(c *cli.Context) error {
+			if !c.Args().Present() {
+				return usagef("search needs a query")
+			}
+			if c.Int("k") < 1 {
+				return usagef("-k must be at least 1, got %d", c.Int("k"))
+			}
+			query := strings.Join(c.Args().Slice(), " ")
+			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
+				hits, err := s.Search(ctx, query, filterFrom(c, c.Int("k")))
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return printResults(c.App.Writer, hits, true)
+				}
+				if len(hits) == 0 {
+					fmt.Fprintln(c.App.ErrWriter, "no matching notes")
+				}
+				for i, h := range hits {
+					fmt.Fprintf(c.App.Writer, "%d. [%s] %s\n   %s · %s · %s\n", i+1, h.Type, h.Title, h.ID, h.Project, dateOf(h.UpdatedAt))
+					for _, l := range snippet(h.Body, 2, 100) {
+						fmt.Fprintf(c.App.Writer, "   %s\n", l)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/urfave/cli/v2"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show note counts, index state and sync state",
+		Flags: []cli.Flag{jsonFlag},
+		Action: func(c *cli.Context) error {
+			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
+				st, err := s.Status(ctx)
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					return printJSON(c.App.Writer, st)
+				}
+				w := c.App.Writer
+				fmt.Fprintf(w, "home:    %s\n", st.Home)
+				fmt.Fprintf(w, "notes:   %d (%s; %s)\n", st.Notes.Total, counts(st.Notes.ByType, note.Types),
+					counts(st.Notes.ByScope, []string{note.ScopePortable, note.ScopeMachineLocal}))
+				last := st.Index.LastIndexedCommit
+				if last == "" {
+					last = "none"
+				}
+				fmt.Fprintf(w, "index:   %s (%s, last indexed commit %s)\n", st.Index.Path, plural(st.Index.Notes, "note", "notes"), last)
+				if n := len(st.Index.Skipped); n > 0 {
+					fmt.Fprintf(w, "skipped: %s not indexed:\n", plural(n, "file", "files"))
+					for _, f := range st.Index.Skipped {
+						fmt.Fprintf(w, "  %s: %s\n", f.Path, f.Error)
+					}
+				}
+				remote := st.Sync.Remote
+				if remote == "" {
+					remote = "none (local only)"
+				}
+				fmt.Fprintf(w, "sync:    remote %s\n", remote)
+				if st.Sync.Head != "" {
+					dirty := ""
+					if st.Sync.Dirty {
+						dirty = " (uncommitted changes; the next sync commits them)"
+					}
+					fmt.Fprintf(w, "         head %s%s\n", st.Sync.Head[:12], dirty)
+				}
+				if n := len(st.Sync.ConflictCopies); n > 0 {
+					fmt.Fprintf(w, "         %s waiting to be reconciled:\n", plural(n, "conflict copy", "conflict copies"))
+					for _, p := range st.Sync.ConflictCopies {
+						fmt.Fprintf(w, "           %s\n", p)
+					}
+				}
+				fmt.Fprintf(w, "tailnet: %s\n", st.Sync.Tailnet)
+				return nil
+			})
+		},
+	}
+}
+
+func counts(m map[string]int, order []string) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, k := range order {
+		seen[k] = true
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	var rest []string
+	for k := range m {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	for _, k := range rest {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}

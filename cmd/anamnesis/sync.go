@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/urfave/cli/v2"
+)
+
+func syncCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "sync",
+		Usage: "commit local notes, exchange them with the remote, merge, reindex what changed",
+		Description: "The remote comes from ANAMNESIS_GIT_REMOTE or config.json \"remote\": a path to a bare\n" +
+			"repository, file://, ssh:// or user@host:path (~/.ssh/config applied, agent keys and key files\n" +
+			"offered, known_hosts checked, never a prompt), or http(s)://. Without a remote, notes are\n" +
+			"committed locally. The hub's main is synced; a hub without main (created with master) is synced\n" +
+			"on its default branch.\n" +
+			"Edits of the same note on two machines are merged; when both changed the same lines the\n" +
+			"newer version stays and the other is kept as <note>.conflict-<hash>.md (see `anamnesis status`).",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a fetch or push when no data moved for this long (a long transfer that keeps moving is fine)"},
+			&cli.DurationFlag{Name: "wait", Value: 30 * time.Second, Usage: "wait this long for another sync to finish"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			for _, f := range []string{"timeout", "wait"} {
+				if err := positiveDuration(c, f); err != nil {
+					return err
+				}
+			}
+			// A first sync into an empty directory sets up the store, like
+			// a first write: that is how a second machine starts.
+			return withStore(c, forFirstWrite, func(ctx context.Context, s *anamnesis.Store) error {
+				rep, err := s.Sync(ctx, anamnesis.SyncOptions{Timeout: c.Duration("timeout"), LockWait: c.Duration("wait")})
+				for _, warning := range rep.Warnings {
+					fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", warning)
+				}
+				if c.Bool("json") && err == nil {
+					return printJSON(c.App.Writer, rep)
+				}
+				if err != nil {
+					return err
+				}
+				w := c.App.Writer
+				remote := rep.Remote
+				if remote == "" {
+					remote = "none (committed locally; set ANAMNESIS_GIT_REMOTE or config.json remote)"
+				}
+				head := rep.Head
+				if len(head) > 12 {
+					head = head[:12]
+				}
+				fmt.Fprintf(w, "sync: remote %s\n", remote)
+				if rep.BranchNote != "" {
+					fmt.Fprintf(w, "sync: %s (this machine's branch stays main)\n", rep.BranchNote)
+				}
+				fmt.Fprintf(w, "sync: committed=%v fetched=%v merged=%v pushed=%v head=%s\n", rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, head)
+				fmt.Fprintf(w, "sync: reindexed %d added, %d updated, %d deleted\n", rep.Reindexed.Added, rep.Reindexed.Updated, rep.Reindexed.Deleted)
+				for _, p := range rep.Peers {
+					if p.Error != "" {
+						fmt.Fprintf(w, "sync: peer %s: %s\n", p.URL, p.Error)
+					} else {
+						fmt.Fprintf(w, "sync: peer %s: fetched=%v merged=%v\n", p.URL, p.Fetched, p.Merged)
+					}
+				}
+				for _, u := range rep.Unreachable {
+					fmt.Fprintf(w, "sync: peer not reachable: %s\n", u)
+				}
+				for _, cp := range rep.ConflictCopies {
+					fmt.Fprintf(w, "sync: conflict copy %s (both versions kept; merge them and delete the copy)\n", cp)
+				}
+				return nil
+			})
+		},
+	}
+}

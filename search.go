@@ -1,0 +1,117 @@
+package anamnesis
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// Search ranks notes against free text (see index.Search).
+func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
+	if err := validateFilter(f); err != nil {
+		return nil, err
+	}
+	return guarded(ctx, s, func() ([]index.Hit, error) { return s.search(ctx, query, f) })
+}
+
+func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
+	days := s.decayDays
+	if days <= 0 {
+		return s.ix.Search(ctx, query, f)
+	}
+	k := f.Limit
+	if k <= 0 {
+		k = index.DefaultK
+	}
+	pool := f
+	pool.Limit = min(max(4*k, decayPool), index.MaxK)
+	hits, err := s.ix.Search(ctx, query, pool)
+	if err != nil {
+		return nil, err
+	}
+	return decay(hits, s.now(), days, k), nil
+}
+
+// decayPool is the least number of BM25 candidates decay re-ranks: a note
+// outside them is not considered, so decay is a re-ranking of the best
+// matches, not a second ranking of the store.
+const decayPool = 32
+
+// decay multiplies each score by exp(-age/days), age from updated_at, and
+// keeps the best k. The sort is stable, so equal scores keep the seed's
+// newest-first order. A note with an unreadable or future timestamp is
+// not penalized.
+func decay(hits []index.Hit, now time.Time, days float64, k int) []index.Hit {
+	for i := range hits {
+		if t, err := time.Parse(time.RFC3339Nano, hits[i].UpdatedAt); err == nil && now.After(t) {
+			hits[i].Score *= math.Exp(-now.Sub(t).Hours() / 24 / days)
+		}
+	}
+	sort.SliceStable(hits, func(a, b int) bool { return hits[a].Score > hits[b].Score })
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+// List returns notes newest first, superseded ones included.
+func (s *Store) List(ctx context.Context, f index.Filter) ([]index.Hit, error) {
+	if err := validateFilter(f); err != nil {
+		return nil, err
+	}
+	return guarded(ctx, s, func() ([]index.Hit, error) { return s.ix.List(ctx, f) })
+}
+
+func validateFilter(f index.Filter) error {
+	if f.Type != "" && !note.ValidType(f.Type) {
+		return invalidf("type %q is not one of %s", f.Type, strings.Join(note.Types, ", "))
+	}
+	if f.Scope != "" && !note.ValidScope(f.Scope) {
+		return invalidf("scope %q is not %s or %s", f.Scope, note.ScopePortable, note.ScopeMachineLocal)
+	}
+	if f.Limit < 0 {
+		return invalidf("limit %d is negative", f.Limit)
+	}
+	return nil
+}
+
+// Superseded returns the ids some note supersedes (`list` marks them).
+func (s *Store) Superseded(ctx context.Context) (map[string]bool, error) {
+	ids, err := guarded(ctx, s, func() ([]string, error) { return s.ix.SupersededIDs(ctx) })
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// SearchPaths reports how this Store's searches were answered so far
+// (by our postings or one of FTS5's rankings), for the benchmark.
+func (s *Store) SearchPaths() index.PathCounts { return s.ix.Paths() }
+
+// RarestWords returns up to n of words with the fewest notes containing
+// them; the benchmark builds queries about one note with it.
+func (s *Store) RarestWords(ctx context.Context, words []string, n int) ([]string, error) {
+	return guarded(ctx, s, func() ([]string, error) { return s.ix.RarestWords(ctx, words, n) })
+}
+
+// Filter and Hit are the index's, named here so that users of the Store
+// need not import the index.
+type (
+	Filter = index.Filter
+	Hit    = index.Hit
+)
+
+// Result sizes of Search.
+const (
+	DefaultK = index.DefaultK // notes a search returns unless told
+	MaxK     = index.MaxK     // the most one search returns
+)
