@@ -59,7 +59,7 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 		if st, err = s.ix.Stats(ctx); err != nil {
 			return err
 		}
-		if last, err = s.ix.Meta(ctx, index.MetaLastIndexedCommit); err != nil {
+		if last, err = s.lastIndexedCommit(ctx); err != nil {
 			return err
 		}
 		if bad, err = s.ix.BadFiles(ctx); err != nil {

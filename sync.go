@@ -9,7 +9,6 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // How long a write waits for memory/'s lock before leaving its note
@@ -111,20 +110,6 @@ func (s *Store) lockForCommit(ctx context.Context, gitDir string) (*gitsync.Lock
 	}
 }
 
-// advanceIndexedCommit records head as indexed when the index already
-// reflected before: the commit in between only contained files the index
-// has seen.
-func (s *Store) advanceIndexedCommit(ctx context.Context, before, head plumbing.Hash) error {
-	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
-	if err != nil {
-		return err
-	}
-	if last == "" || last == before.String() {
-		return s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String())
-	}
-	return nil
-}
-
 // SyncReport is what `anamnesis sync --json` prints.
 type SyncReport struct {
 	Committed      bool     `json:"committed"`
@@ -223,80 +208,6 @@ func homePaths(rel []string) []string {
 		out = append(out, note.PortableDir+"/"+p)
 	}
 	return out
-}
-
-// reindexSince applies exactly the memory/ paths that differ between the
-// last indexed commit and HEAD, then records HEAD. Without a usable last
-// indexed commit it falls back to a full reconcile.
-func (s *Store) reindexSince(ctx context.Context) (index.Result, error) {
-	r, err := s.repo()
-	if err != nil {
-		return index.Result{}, err
-	}
-	head, err := r.Head()
-	if err != nil {
-		return index.Result{}, err
-	}
-	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
-	if err != nil {
-		return index.Result{}, err
-	}
-	if last == head.String() {
-		return index.Result{}, nil
-	}
-	from := plumbing.NewHash(last)
-	if last == "" || !r.HasCommit(from) {
-		rep, err := s.Reconcile(ctx)
-		return index.Result{Added: rep.Added, Updated: rep.Updated, Deleted: rep.Deleted}, err
-	}
-	paths, err := r.ChangedPaths(from, head)
-	if err != nil {
-		return index.Result{}, err
-	}
-	res, err := s.applyPaths(ctx, paths)
-	if err != nil {
-		return res, err
-	}
-	return res, s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String())
-}
-
-// applyPaths re-reads the given memory/ paths (relative to memory/) and
-// applies them: present files are upserted, missing ones deleted.
-func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, error) {
-	var files []located
-	var changes []index.Change
-	for _, rel := range rels {
-		if !note.IsNotePath(rel) {
-			continue
-		}
-		if _, _, err := s.memory.ReadFile(rel); err != nil && !errors.Is(err, note.ErrMalformed) {
-			changes = append(changes, index.Change{File: index.File{Path: note.PortableDir + "/" + rel}, Delete: true})
-			continue
-		}
-		files = append(files, located{s.memory, rel})
-	}
-	read, err := s.readChanges(ctx, files)
-	if err != nil {
-		return index.Result{}, err
-	}
-	changes = append(read, changes...)
-	if len(changes) == 0 {
-		return index.Result{}, nil
-	}
-	s.progressLarge("indexing changed note files", 0, len(changes))
-	res, err := s.ix.Apply(ctx, changes)
-	s.progressLarge("", 0, len(changes))
-	if err != nil {
-		return res, err
-	}
-	if len(res.Freed) > 0 {
-		// A duplicate of a removed id may now be indexable: let a
-		// reconcile settle it (cheap: only stat changes are read).
-		if _, err := s.Reconcile(ctx); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
 }
 
 // conflictCopies lists indexed conflict copies (home-relative paths).

@@ -118,8 +118,8 @@ func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result,
 		return res, err
 	}
 	// The rebuild read the worktree, which holds at least HEAD.
-	if head, err := s.memoryHead(); err == nil && !head.IsZero() {
-		if err := ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String()); err != nil {
+	if head, err := s.memoryHead(); err == nil {
+		if err := setIndexed(ctx, ix, head); err != nil {
 			return res, err
 		}
 	}
@@ -263,11 +263,13 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	head, forced, err := s.committedSinceIndexed(ctx)
+	// Paths committed since the last indexed commit are re-read even if
+	// their size and mtime look unchanged.
+	st, err := s.indexedSince(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	if len(forced) > 0 {
+	if forced := st.changed; len(forced) > 0 {
 		planned := map[string]bool{}
 		for _, c := range changes {
 			planned[c.File.Path] = true
@@ -321,43 +323,70 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 		res.Skipped -= more.Added + more.Updated
 		res.Add(more)
 	}
-	if !head.IsZero() {
-		if err := s.ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String()); err != nil {
+	if !st.current {
+		if err := setIndexed(ctx, s.ix, st.head); err != nil {
 			return ReconcileReport{}, err
 		}
 	}
 	return s.report(ctx, res)
 }
 
-// committedSinceIndexed returns memory/'s HEAD and the paths that differ
-// between the last indexed commit and it. With no known last indexed
-// commit there is nothing to force: the stat comparison already reads
-// every file the index has not seen as it is now. A store without a
-// repository yet has neither.
-func (s *Store) committedSinceIndexed(ctx context.Context) (plumbing.Hash, []string, error) {
+// indexState is where the index stands against memory/'s history. Every
+// read and write of the last indexed commit is in this file.
+type indexState struct {
+	// head is memory/'s HEAD; zero without a repository or commits.
+	head plumbing.Hash
+	// current: the index records head as indexed.
+	current bool
+	// known: the index records a commit of head's history, and changed
+	// lists the paths that differ between it and head. Otherwise only a
+	// full reconcile knows what changed.
+	known   bool
+	changed []string
+}
+
+// indexedSince reads where the index stands. A store without a
+// repository yet has no head and nothing known.
+func (s *Store) indexedSince(ctx context.Context) (indexState, error) {
+	var st indexState
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
-		return plumbing.ZeroHash, nil, nil
+		return st, nil
 	}
 	r, err := s.repo()
 	if err != nil {
-		return plumbing.ZeroHash, nil, err
+		return st, err
 	}
-	head, err := r.Head()
-	if err != nil || head.IsZero() {
-		return head, nil, err
+	if st.head, err = r.Head(); err != nil || st.head.IsZero() {
+		return st, err
 	}
-	last, err := s.ix.Meta(ctx, index.MetaLastIndexedCommit)
+	last, err := s.lastIndexedCommit(ctx)
 	if err != nil {
-		return head, nil, err
+		return st, err
 	}
-	if last == head.String() {
-		return head, nil, nil
+	if last == st.head.String() {
+		st.current, st.known = true, true
+		return st, nil
 	}
 	if last == "" || !r.HasCommit(plumbing.NewHash(last)) {
-		return head, nil, nil
+		return st, nil
 	}
-	paths, err := r.ChangedPaths(plumbing.NewHash(last), head)
-	return head, paths, err
+	st.changed, err = r.ChangedPaths(plumbing.NewHash(last), st.head)
+	st.known = err == nil
+	return st, err
+}
+
+// lastIndexedCommit is the memory/ commit the index reflects ("" none).
+func (s *Store) lastIndexedCommit(ctx context.Context) (string, error) {
+	return s.ix.Meta(ctx, index.MetaLastIndexedCommit)
+}
+
+// setIndexed records head as the commit ix reflects (ix: the Store's
+// index, or a fresh one a rebuild fills).
+func setIndexed(ctx context.Context, ix *index.Index, head plumbing.Hash) error {
+	if head.IsZero() {
+		return nil
+	}
+	return ix.SetMeta(ctx, index.MetaLastIndexedCommit, head.String())
 }
 
 func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, error) {
@@ -370,4 +399,78 @@ func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, 
 		return ReconcileReport{}, err
 	}
 	return ReconcileReport{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Indexed: st.Total, Skipped: skippedFiles(bad)}, nil
+}
+
+// advanceIndexedCommit records head as indexed when the index already
+// reflected before: the commit in between only contained files the index
+// has seen.
+func (s *Store) advanceIndexedCommit(ctx context.Context, before, head plumbing.Hash) error {
+	last, err := s.lastIndexedCommit(ctx)
+	if err != nil {
+		return err
+	}
+	if last == "" || last == before.String() {
+		return setIndexed(ctx, s.ix, head)
+	}
+	return nil
+}
+
+// reindexSince applies exactly the memory/ paths that differ between the
+// last indexed commit and HEAD, then records HEAD. Without a usable last
+// indexed commit it falls back to a full reconcile.
+func (s *Store) reindexSince(ctx context.Context) (index.Result, error) {
+	st, err := s.indexedSince(ctx)
+	switch {
+	case err != nil:
+		return index.Result{}, err
+	case st.current:
+		return index.Result{}, nil
+	case !st.known:
+		rep, err := s.Reconcile(ctx)
+		return index.Result{Added: rep.Added, Updated: rep.Updated, Deleted: rep.Deleted}, err
+	}
+	res, err := s.applyPaths(ctx, st.changed)
+	if err != nil {
+		return res, err
+	}
+	return res, setIndexed(ctx, s.ix, st.head)
+}
+
+// applyPaths re-reads the given memory/ paths (relative to memory/) and
+// applies them: present files are upserted, missing ones deleted.
+func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, error) {
+	var files []located
+	var changes []index.Change
+	for _, rel := range rels {
+		if !note.IsNotePath(rel) {
+			continue
+		}
+		if _, _, err := s.memory.ReadFile(rel); err != nil && !errors.Is(err, note.ErrMalformed) {
+			changes = append(changes, index.Change{File: index.File{Path: note.PortableDir + "/" + rel}, Delete: true})
+			continue
+		}
+		files = append(files, located{s.memory, rel})
+	}
+	read, err := s.readChanges(ctx, files)
+	if err != nil {
+		return index.Result{}, err
+	}
+	changes = append(read, changes...)
+	if len(changes) == 0 {
+		return index.Result{}, nil
+	}
+	s.progressLarge("indexing changed note files", 0, len(changes))
+	res, err := s.ix.Apply(ctx, changes)
+	s.progressLarge("", 0, len(changes))
+	if err != nil {
+		return res, err
+	}
+	if len(res.Freed) > 0 {
+		// A duplicate of a removed id may now be indexable: let a
+		// reconcile settle it (cheap: only stat changes are read).
+		if _, err := s.Reconcile(ctx); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
 }
