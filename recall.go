@@ -1,6 +1,7 @@
 package anamnesis
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -22,69 +23,57 @@ const maxGlobal = 200
 // maxEpisodic is how many recent session notes Inject includes.
 const maxEpisodic = 2
 
-// Inject selects the notes a session of project starts with, as the
-// Python tool does: every global note (newest first, at most maxGlobal),
-// then up to k notes of the project, durable notes (procedural, semantic)
-// first and at most two recent session notes not yet reflected. total
-// counts every live note of global memory and of the project, so a caller
-// can say how many it left out. Superseded notes are never selected.
-func (s *Store) Inject(ctx context.Context, project string, k int) (notes []index.Hit, total int, err error) {
+// Inject selects the notes a session of project starts with, in the
+// order they should fill its budget: the project's durable notes
+// (procedural, semantic; newest first, then higher confidence; at most k),
+// then its last one or two session notes not yet reflected, then global
+// notes (newest first, at most maxGlobal). Global notes come last so that
+// a store with many of them never crowds out the project's own. The
+// totals count every live note of the project and of global memory, so a
+// caller can say what it left out. Superseded notes are never selected.
+func (s *Store) Inject(ctx context.Context, project string, k int) (notes []index.Hit, projectTotal, globalTotal int, err error) {
 	list := func(f index.Filter) ([]index.Hit, error) {
 		return guarded(ctx, s, func() ([]index.Hit, error) { return s.ix.List(ctx, f) })
 	}
 	count := func(f index.Filter) (int, error) {
 		return guarded(ctx, s, func() (int, error) { return s.ix.Count(ctx, f) })
 	}
+	if project != note.DefaultProject {
+		if projectTotal, err = count(index.Filter{Project: project, Live: true}); err != nil {
+			return nil, 0, 0, err
+		}
+		durable, err := list(index.Filter{Project: project, Types: []string{note.TypeProcedural, note.TypeSemantic}, Live: true, Limit: k})
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		// List is newest first; among equal times, higher confidence first.
+		slices.SortStableFunc(durable, func(a, b index.Hit) int {
+			if a.UpdatedAt != b.UpdatedAt {
+				return 0
+			}
+			return cmp.Compare(b.Confidence, a.Confidence)
+		})
+		notes = append(notes, durable...)
+		recent, err := list(index.Filter{Project: project, Type: note.TypeEpisodic, Live: true, Limit: 20})
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		n := 0
+		for _, h := range recent {
+			if n < maxEpisodic && !slices.Contains(h.Tags, "reflected") {
+				notes = append(notes, h)
+				n++
+			}
+		}
+	}
+	if globalTotal, err = count(index.Filter{Project: note.DefaultProject, Live: true}); err != nil {
+		return nil, 0, 0, err
+	}
 	global, err := list(index.Filter{Project: note.DefaultProject, Live: true, Limit: maxGlobal})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	if total, err = count(index.Filter{Project: note.DefaultProject, Live: true}); err != nil {
-		return nil, 0, err
-	}
-	sel := slices.Clone(global)
-	if project == note.DefaultProject {
-		return sel, total, nil
-	}
-	n, err := count(index.Filter{Project: project, Live: true})
-	if err != nil {
-		return nil, 0, err
-	}
-	total += n
-	durable, err := list(index.Filter{Project: project, Types: []string{note.TypeProcedural, note.TypeSemantic}, Live: true, Limit: 2 * k})
-	if err != nil {
-		return nil, 0, err
-	}
-	// List is newest first; among equal times, higher confidence first.
-	slices.SortStableFunc(durable, func(a, b index.Hit) int {
-		if a.UpdatedAt != b.UpdatedAt {
-			return 0
-		}
-		switch {
-		case a.Confidence > b.Confidence:
-			return -1
-		case a.Confidence < b.Confidence:
-			return 1
-		}
-		return 0
-	})
-	recent, err := list(index.Filter{Project: project, Type: note.TypeEpisodic, Live: true, Limit: 20})
-	if err != nil {
-		return nil, 0, err
-	}
-	var episodic []index.Hit
-	for _, h := range recent {
-		if len(episodic) < maxEpisodic && !slices.Contains(h.Tags, "reflected") {
-			episodic = append(episodic, h)
-		}
-	}
-	reserve := min(len(episodic), k)
-	if m := k - reserve; m < len(durable) {
-		durable = durable[:m]
-	}
-	sel = append(sel, durable...)
-	sel = append(sel, episodic[:reserve]...)
-	return sel, total, nil
+	return append(notes, global...), projectTotal, globalTotal, nil
 }
 
 // Recall returns up to limit notes relevant to a prompt, searching only

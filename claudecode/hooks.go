@@ -3,6 +3,7 @@ package claudecode
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/index"
@@ -15,8 +16,9 @@ const (
 	// 10,000 characters and moves anything longer to a file; staying well
 	// under keeps the notes in Claude's context.
 	ContextBudget = 8000
-	// DefaultK is how many project notes SessionStart injects.
-	DefaultK = 8
+	// DefaultK is how many of the project's durable notes SessionStart
+	// considers; the budget decides how many fit.
+	DefaultK = 40
 	// PromptK is how many notes one prompt may add.
 	PromptK = 3
 	// PromptBudget bounds what one prompt adds.
@@ -27,10 +29,11 @@ const (
 // satisfies it. The Store decides which notes qualify; this package
 // decides what Claude is shown and how.
 type Memory interface {
-	// Inject returns the notes a session of project starts with, in
-	// order, at most k of the project's own, and how many live notes of
-	// the project and of global memory there are in all.
-	Inject(ctx context.Context, project string, k int) (notes []index.Hit, total int, err error)
+	// Inject returns the notes a session of project starts with, in the
+	// order they should fill the budget (the project's own first, global
+	// notes last), at most k of the project's durable notes, and how many
+	// live notes the project and global memory hold in all.
+	Inject(ctx context.Context, project string, k int) (notes []index.Hit, projectTotal, globalTotal int, err error)
 	// Recall returns up to limit notes relevant to a prompt, none when
 	// the prompt shares no distinctive word with any note.
 	Recall(ctx context.Context, prompt string, limit int) ([]index.Hit, error)
@@ -98,17 +101,28 @@ func Handle(ctx context.Context, event string, env Env, in Input) (Result, error
 }
 
 // SessionStart selects the notes to inject (Memory.Inject), renders them
-// within the budget (whole notes only), and returns the hook output
-// ("" when there is nothing to say).
+// in order within the budget (whole notes only: one that does not fit is
+// skipped and a later, smaller one may still fit), says what it left out,
+// and returns the hook output ("" when there is nothing to say). A resumed
+// session already holds what it was shown: only notes it has not seen
+// are injected then.
 func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	project := ProjectKey(in.Cwd, env.UserHome)
 	k := env.K
 	if k <= 0 {
 		k = DefaultK
 	}
-	notes, total, err := env.Memory.Inject(ctx, project, k)
+	notes, projectTotal, globalTotal, err := env.Memory.Inject(ctx, project, k)
 	if err != nil {
 		return "", err
+	}
+	all := notes
+	seen := map[string]bool{}
+	if in.Source == "resume" {
+		if seen, err = injected(env.StateDir, in.SessionID); err != nil {
+			return "", err
+		}
+		notes = slices.DeleteFunc(slices.Clone(notes), func(h index.Hit) bool { return seen[h.ID] })
 	}
 	if len(notes) == 0 {
 		return "", nil
@@ -117,23 +131,57 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if budget <= 0 {
 		budget = ContextBudget
 	}
-	head := fmt.Sprintf("<anamnesis-memory project=%q>\nNotes from anamnesis memory, shared across this user's machines (project %s). They record facts, decisions and past sessions; the memory_search tool finds more.\n", project, project)
-	body, ids := renderNotes(notes, budget-len(head)-200)
-	left := total - len(ids)
-	tail := ""
-	if left > 0 {
-		tail = fmt.Sprintf("\n%d more notes of this project and of global memory were left out here; memory_search finds them.\n", left)
+	head := fmt.Sprintf("<anamnesis-memory project=%q>\nNotes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", project, project)
+	body, ids := renderNotes(notes, budget-len(head)-300)
+	if len(ids) == 0 {
+		return "", nil
 	}
+	// What the session holds now: this injection and, on a resume, the
+	// earlier ones.
+	for _, id := range ids {
+		seen[id] = true
+	}
+	projectShown, globalShown := 0, 0
+	for _, h := range all {
+		switch {
+		case !seen[h.ID]:
+		case h.Project == project && project != note.DefaultProject:
+			projectShown++
+		default:
+			globalShown++
+		}
+	}
+	tail := leftOut(project, projectTotal-projectShown, globalTotal-globalShown)
 	text := head + body + tail + "</anamnesis-memory>"
-	if len(ids) > 0 && in.SessionID != "" {
+	if in.SessionID != "" {
 		if err := rememberInjected(env.StateDir, in.SessionID, ids); err != nil {
 			return "", err
 		}
 	}
-	if len(ids) == 0 {
-		return "", nil
-	}
 	return Output("SessionStart", text), nil
+}
+
+// leftOut says how many live notes the session was not shown, so the
+// model knows to search for more.
+func leftOut(project string, projectLeft, globalLeft int) string {
+	var parts []string
+	if projectLeft > 0 && project != note.DefaultProject {
+		parts = append(parts, fmt.Sprintf("%d more %s of project %s", projectLeft, plural(projectLeft, "note", "notes"), project))
+	}
+	if globalLeft > 0 {
+		parts = append(parts, fmt.Sprintf("%d global %s", globalLeft, plural(globalLeft, "note", "notes")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "\nLeft out here: " + strings.Join(parts, " and ") + "; memory_search finds them.\n"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Prompt recalls notes for the prompt (Memory.Recall) and returns the

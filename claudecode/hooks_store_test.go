@@ -120,7 +120,7 @@ func TestSessionStartStaysWithinBudget(t *testing.T) {
 	if strings.Contains(c, huge.Title+"\n") || !strings.Contains(c, "small project note") {
 		t.Error("whole notes only, smaller later notes still fit")
 	}
-	if !strings.Contains(c, "more notes of this project and of global memory were left out") {
+	if !strings.Contains(c, "Left out here: ") || !strings.Contains(c, "global notes; memory_search finds them") {
 		t.Errorf("does not say what was left out:\n%s", c[len(c)-300:])
 	}
 	if n := strings.Count(c, strings.TrimSpace(long)); n == 0 || n != strings.Count(c, "## [semantic] global") {
@@ -274,5 +274,78 @@ func TestInjectedNotesShowControlCharactersEscaped(t *testing.T) {
 	c := context_(t, out, "SessionStart")
 	if strings.ContainsAny(c, "\x1b\x07\u202e") || !strings.Contains(c, `heron \u001b[2J \u202egnp`) || !strings.Contains(c, `body \u001b]0;pwned\u0007 text`) {
 		t.Errorf("injected note not escaped:\n%q", c)
+	}
+}
+
+// With many global notes (the issue's 20 notes of 300 characters, then
+// 10,000-note stores where all 8 injected notes were global), every note
+// of the project is injected first and globals fill what is left.
+func TestSessionStartProjectBeforeGlobal(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "app")
+	body := strings.Repeat("a global preference with some detail ", 8) // ~300 chars
+	for i := 0; i < 40; i++ {
+		write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: fmt.Sprintf("global %d", i), Body: body})
+	}
+	var project []string
+	for i, typ := range []string{"procedural", "semantic", "semantic"} {
+		n := write(t, s, anamnesis.WriteRequest{Type: typ, Title: fmt.Sprintf("project fact %d", i), Body: "the app deploys with make ship", Project: "app"})
+		project = append(project, n.ID)
+	}
+	// Globals written after the project's notes are newer, which used to
+	// put them first.
+	for i := 40; i < 60; i++ {
+		write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: fmt.Sprintf("global %d", i), Body: body})
+	}
+	out, err := claudecode.SessionStart(ctx, envFor(s, uh), claudecode.Input{SessionID: "p1", Cwd: cwd, Source: "startup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := context_(t, out, "SessionStart")
+	last := -1
+	for _, id := range project {
+		at := strings.Index(c, id)
+		if at < 0 {
+			t.Fatalf("project note %s crowded out:\n%s", id, c)
+		}
+		last = max(last, at)
+	}
+	if first := strings.Index(c, "## [semantic] global"); first >= 0 && first < last {
+		t.Errorf("a global note comes before the project's notes")
+	}
+	if !strings.Contains(c, "global notes; memory_search finds them") || strings.Contains(c, "of project app") {
+		t.Errorf("left-out line wrong (every project note was shown, some globals were not):\n%s", c[len(c)-200:])
+	}
+	if len(c) > claudecode.ContextBudget {
+		t.Errorf("context %d chars", len(c))
+	}
+}
+
+// A resumed session already holds its first injection (the transcript
+// keeps it): SessionStart with source resume adds only what is new.
+func TestSessionStartResumeDoesNotRepeat(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "app")
+	first := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "first fact", Body: "one", Project: "app"})
+	env := envFor(s, uh)
+	if out, err := claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "r1", Cwd: cwd, Source: "startup"}); err != nil || !strings.Contains(out, first.ID) {
+		t.Fatalf("startup: %v %s", err, out)
+	}
+	out, err := claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "r1", Cwd: cwd, Source: "resume"})
+	if err != nil || out != "" {
+		t.Fatalf("resume with nothing new injected %q (%v)", out, err)
+	}
+	second := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "second fact", Body: "two", Project: "app"})
+	out, err = claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "r1", Cwd: cwd, Source: "resume"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := context_(t, out, "SessionStart"); !strings.Contains(c, second.ID) || strings.Contains(c, first.ID) {
+		t.Errorf("resume should add only the new note:\n%s", c)
+	}
+	// Another session, or a cleared one, gets everything again.
+	out, _ = claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "r1", Cwd: cwd, Source: "clear"})
+	if !strings.Contains(out, first.ID) || !strings.Contains(out, second.ID) {
+		t.Errorf("clear should inject everything: %s", out)
 	}
 }
