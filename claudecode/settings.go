@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/internal/shellquote"
@@ -268,6 +269,9 @@ func PlanSettings(claudeDir, binary, storeHome string, install bool) (SettingsPl
 			}
 		}
 	}
+	if err := planPermissions(&settings, install); err != nil {
+		return plan, fmt.Errorf("%s: %w", p, err)
+	}
 	if len(kept) == 0 {
 		settings.del("hooks")
 	} else {
@@ -282,6 +286,79 @@ func PlanSettings(claudeDir, binary, storeHome string, install bool) (SettingsPl
 	}
 	plan.Changed = !equalJSON(plan.Old, plan.New)
 	return plan, nil
+}
+
+// ReadOnlyTools are the MCP tools that only read memory. Claude Code asks
+// before running any MCP tool (a readOnlyHint does not change that: it
+// denies them in `claude -p`), unless a permission rule allows it, so init
+// allows these in settings.json.
+func ReadOnlyTools() []string {
+	return []string{"memory_search", "memory_list", "memory_get", "memory_status"}
+}
+
+// MCPServerName is the name the MCP server is registered under; Claude
+// Code names its tools mcp__<server>__<tool>.
+const MCPServerName = "anamnesis"
+
+// permissionRules are the rules init adds to permissions.allow.
+func permissionRules() []string {
+	var out []string
+	for _, t := range ReadOnlyTools() {
+		out = append(out, "mcp__"+MCPServerName+"__"+t)
+	}
+	return out
+}
+
+// planPermissions adds our rules to permissions.allow (install) or
+// removes them, keeping every other rule and key in order.
+func planPermissions(settings *obj, install bool) error {
+	var perms obj
+	if raw, ok := settings.get("permissions"); ok {
+		var err error
+		if perms, err = parseObj(raw); err != nil {
+			return fmt.Errorf("\"permissions\" is not a JSON object (%v); fix it and run again", err)
+		}
+	}
+	var allow []json.RawMessage
+	if raw, ok := perms.get("allow"); ok {
+		if err := json.Unmarshal(raw, &allow); err != nil {
+			return fmt.Errorf("\"permissions.allow\" is not a list (%v); fix it and run again", err)
+		}
+	}
+	ours := permissionRules()
+	var kept []json.RawMessage
+	for _, r := range allow {
+		var rule string
+		if json.Unmarshal(r, &rule) == nil && slices.Contains(ours, rule) {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if !install && len(kept) == len(allow) {
+		return nil // none of ours: the user's permissions stay as they are
+	}
+	if install {
+		for _, r := range ours {
+			kept = append(kept, rawJSON(r))
+		}
+	}
+	switch {
+	case len(kept) > 0:
+		perms.set("allow", rawJSON(kept))
+	case len(allow) > 0:
+		perms.del("allow")
+	}
+	switch {
+	case len(perms) > 0:
+		pb, err := perms.marshal()
+		if err != nil {
+			return err
+		}
+		settings.set("permissions", json.RawMessage(bytes.TrimSpace(pb)))
+	default:
+		settings.del("permissions")
+	}
+	return nil
 }
 
 func equalJSON(a, b []byte) bool {
@@ -329,11 +406,9 @@ func PlanMCPConfig(path, binary, storeHome string, install bool) (SettingsPlan, 
 			return plan, fmt.Errorf("%s: \"mcpServers\" is not a JSON object (%v)", path, err)
 		}
 	}
-	servers.del("anamnesis")
+	servers.del(MCPServerName)
 	if install {
-		servers = append(servers, kv{"anamnesis", rawJSON(map[string]any{
-			"type": "stdio", "command": binary, "args": []string{"--home", storeHome, "mcp"}, "env": map[string]string{},
-		})})
+		servers = append(servers, kv{MCPServerName, MCPServerJSON(binary, storeHome)})
 	}
 	sb, err := servers.marshal()
 	if err != nil {
@@ -347,8 +422,20 @@ func PlanMCPConfig(path, binary, storeHome string, install bool) (SettingsPlan, 
 	return plan, nil
 }
 
-// MCPAddArgs is the `claude mcp add` command line registering the server
-// at user scope (the name must come before -e: claude's -e is variadic).
+// MCPServerJSON is the server's entry in Claude Code's mcpServers. With
+// alwaysLoad its tools are in every request instead of deferred behind a
+// tool search (Claude Code defers MCP tools by default since 2.1.121), so
+// the model sees memory_search without having to look for it.
+func MCPServerJSON(binary, storeHome string) json.RawMessage {
+	return rawJSON(map[string]any{
+		"type": "stdio", "command": binary, "args": []string{"--home", storeHome, "mcp"}, "env": map[string]string{},
+		"alwaysLoad": true,
+	})
+}
+
+// MCPAddArgs is the `claude mcp add-json` command line registering the
+// server at user scope (add-json, not add: add has no flag for
+// alwaysLoad).
 func MCPAddArgs(binary, storeHome string) []string {
-	return []string{"mcp", "add", "--scope", "user", "--transport", "stdio", "anamnesis", "--", binary, "--home", storeHome, "mcp"}
+	return []string{"mcp", "add-json", "--scope", "user", MCPServerName, string(MCPServerJSON(binary, storeHome))}
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +109,82 @@ func TestClaudeCodeUsesMCP(t *testing.T) {
 	if len(res.Results) == 0 || res.Results[0].Title != "Okapi builds need cgo off" || res.Results[0].Project != "demo" {
 		t.Errorf("note written through Claude Code not found: %s", found)
 	}
+}
+
+// TestClaudeCodeReadOnlyToolsNeedNoFlags: after `anamnesis init`, the
+// memory tools are in the model's tools from the first request (init
+// registers the server with alwaysLoad; Claude Code defers MCP tools
+// behind a tool search otherwise), and memory_search runs in `claude -p`
+// with no --allowedTools (init's permission rules; the readOnlyHint alone
+// leaves it denied).
+func TestClaudeCodeReadOnlyToolsNeedNoFlags(t *testing.T) {
+	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
+	u := newUser(t)
+	u.anamnesis("init", "--yes", "--local-only")
+	u.anamnesis("write", "--type", "semantic", "--project", "other", "--title", "Quokka pool size",
+		"--body", "The quokka connection pool holds 48 connections.")
+	dir := u.project("demo")
+	api := startFakeAPI(t,
+		Reply{Tool: "mcp__anamnesis__memory_search", ToolArg: map[string]any{"query": "quokka pool"}},
+		Reply{Text: "48."},
+	)
+	out, errs, err := u.claude(claude, dir, api.URL, "how big is the connection pool?")
+	if err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, out, errs)
+	}
+	var first map[string]any
+	var results []string
+	for _, r := range api.Requests() {
+		path, body, _ := strings.Cut(r, " ")
+		if !strings.HasSuffix(path, "/v1/messages") || !strings.Contains(body, "connection pool") {
+			continue
+		}
+		var req map[string]any
+		if json.Unmarshal([]byte(body), &req) != nil {
+			continue
+		}
+		if first == nil {
+			first = req
+		}
+		results = append(results, toolResults(req)...)
+	}
+	if first == nil {
+		t.Fatalf("no model request carried the prompt (%d requests)", len(api.Requests()))
+	}
+	tools, _ := first["tools"].([]any)
+	var names []string
+	for _, x := range tools {
+		if m, ok := x.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	for _, want := range []string{"mcp__anamnesis__memory_search", "mcp__anamnesis__memory_get"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("first request's tools lack %s (deferred behind tool search?): %v", want, names)
+		}
+	}
+	if !slices.ContainsFunc(results, func(r string) bool { return strings.Contains(r, "holds 48 connections") }) {
+		t.Errorf("memory_search did not run without --allowedTools; tool results: %q", results)
+	}
+}
+
+// toolResults returns the text of every tool_result block in a Messages
+// API request.
+func toolResults(req map[string]any) []string {
+	var out []string
+	msgs, _ := req["messages"].([]any)
+	for _, m := range msgs {
+		content, _ := m.(map[string]any)["content"].([]any)
+		for _, c := range content {
+			b, _ := c.(map[string]any)
+			if b["type"] != "tool_result" {
+				continue
+			}
+			raw, _ := json.Marshal(b["content"])
+			out = append(out, string(raw))
+		}
+	}
+	return out
 }

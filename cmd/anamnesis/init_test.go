@@ -30,7 +30,8 @@ const userSettings = `{
       {"hooks": [{"type": "command", "command": "echo mine"}]}
     ]
   },
-  "statusLine": {"type": "command", "command": "echo <status>"}
+  "statusLine": {"type": "command", "command": "echo <status>"},
+  "permissions": {"allow": ["Bash(ls:*)"], "deny": ["WebFetch"]}
 }
 `
 
@@ -62,6 +63,16 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	if strings.Contains(s, "anamnesis inject") {
 		t.Error("the Python tool's hook was not replaced")
 	}
+	// The read-only tools run without asking (a readOnlyHint alone leaves
+	// them denied in claude -p); the user's own rules stay.
+	for _, want := range []string{`"Bash(ls:*)"`, `"WebFetch"`, `"mcp__anamnesis__memory_search"`, `"mcp__anamnesis__memory_list"`, `"mcp__anamnesis__memory_get"`, `"mcp__anamnesis__memory_status"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("settings.json permissions lack %s:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "memory_write") || strings.Contains(s, "memory_sync") {
+		t.Error("a tool that writes must still ask")
+	}
 	if bak, _ := os.ReadFile(settings + ".bak"); string(bak) != userSettings {
 		t.Error("no backup of the original settings")
 	}
@@ -72,7 +83,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	if !strings.Contains(string(cfg), `"machine_id": "box"`) || strings.Contains(string(cfg), "remote") {
 		t.Errorf("config.json: %s", cfg)
 	}
-	if mcp, _ := os.ReadFile(filepath.Join(uh, ".claude.json")); !strings.Contains(string(mcp), `"anamnesis"`) || !strings.Contains(string(mcp), `"mcp"`) {
+	if mcp, _ := os.ReadFile(filepath.Join(uh, ".claude.json")); !strings.Contains(string(mcp), `"anamnesis"`) || !strings.Contains(string(mcp), `"mcp"`) || !strings.Contains(string(mcp), `"alwaysLoad": true`) {
 		t.Errorf("MCP not registered in ~/.claude.json: %s", mcp)
 	}
 	if _, err := os.Stat(filepath.Join(uh, ".anamnesis", "memory", ".git", "hooks", "post-merge")); err != nil {
@@ -93,7 +104,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 
 	mustOK(t, anmUser(t, uh, "uninstall"))
 	after, _ := os.ReadFile(settings)
-	for _, want := range []string{"echo check", "echo mine", "echo <status>"} {
+	for _, want := range []string{"echo check", "echo mine", "echo <status>", `"Bash(ls:*)"`, `"WebFetch"`} {
 		if !strings.Contains(string(after), want) {
 			t.Errorf("uninstall removed %q", want)
 		}
