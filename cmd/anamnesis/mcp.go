@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
 )
@@ -31,8 +35,8 @@ or "last time"; when starting on an unfamiliar part of a project; and before wri
 find one to update instead. memory_search ranks by keyword relevance (any word may match), so
 specific terms work best. Notes the user's session started with are already in context.
 
-memory_write stores a new durable note; it is committed at once and reaches the other machines on
-the next sync. A note that replaces older ones names them in supersedes, which hides them from
+memory_write stores a new durable note; it is committed at once and, when a remote is set, synced
+to the other machines within seconds. A note that replaces older ones names them in supersedes, which hides them from
 search.`
 
 func mcpCommand() *cli.Command {
@@ -49,7 +53,24 @@ func mcpCommand() *cli.Command {
 			}
 			defer s.Close()
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			srv := newMCPServer(s, log)
+			var written func()
+			if s.Remote() != "" {
+				// A note written through MCP reaches the other machines
+				// within seconds, not at the end of the session: a sync is
+				// started in the background once writes pause.
+				soon := newDebouncer(mcpSyncDelay, func() {
+					bin, err := os.Executable()
+					if err == nil {
+						err = spawn(bin, s.Home(), "sync")
+					}
+					if err != nil {
+						log.Warn("background sync not started", "err", err)
+					}
+				})
+				defer soon.flush() // a write just before the session ends still goes out
+				written = soon.poke
+			}
+			srv := newMCPServer(s, log, written)
 			err = srv.Run(c.Context, tolerantStdio(c.App.Reader, c.App.Writer, log))
 			if err != nil && (errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
 				return nil
@@ -127,7 +148,9 @@ func readOnly() *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
 }
 
-func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
+// newMCPServer serves s; written, if not nil, is called after each note
+// written through memory_write.
+func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anamnesis", Version: version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
 
@@ -196,7 +219,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
 
 	f := false
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_write", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
-		Description: "Store a new memory note for the user, committed at once and synced to their other machines (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id."},
+		Description: "Store a new memory note for the user, committed at once and, when sync is set up, on their other machines within seconds (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
 			// The Store validates (anamnesis.ErrInvalid); its message, which
 			// names the field, becomes the tool error.
@@ -204,6 +227,9 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
 				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes})
 			if err != nil {
 				return nil, writeOut{}, err
+			}
+			if written != nil && n.Scope == note.ScopePortable {
+				written()
 			}
 			return nil, writeOut{ID: n.ID, Path: path}, nil
 		})
@@ -216,4 +242,41 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger) *mcp.Server {
 			return nil, rep, err
 		})
 	return srv
+}
+
+// mcpSyncDelay is how long the MCP server waits after a write before it
+// starts a background sync: a burst of writes goes out in one sync.
+const mcpSyncDelay = 2 * time.Second
+
+// debouncer runs fn once, delay after the last poke.
+type debouncer struct {
+	mu    sync.Mutex
+	delay time.Duration
+	fn    func()
+	t     *time.Timer
+}
+
+func newDebouncer(delay time.Duration, fn func()) *debouncer {
+	return &debouncer{delay: delay, fn: fn}
+}
+
+// poke (re)starts the wait.
+func (d *debouncer) poke() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.t != nil {
+		d.t.Stop()
+	}
+	d.t = time.AfterFunc(d.delay, d.fn)
+}
+
+// flush runs fn now if a poke is still waiting.
+func (d *debouncer) flush() {
+	d.mu.Lock()
+	pending := d.t != nil && d.t.Stop()
+	d.t = nil
+	d.mu.Unlock()
+	if pending {
+		d.fn()
+	}
 }

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +27,7 @@ func mcpSession(t *testing.T) (*mcp.ClientSession, *anamnesis.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	srv := newMCPServer(s, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := newMCPServer(s, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	st, ct := mcp.NewInMemoryTransports()
 	go srv.Run(ctx, st)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
@@ -245,5 +247,60 @@ func TestMCPServerAnswersMalformedLinesAndKeepsServing(t *testing.T) {
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("server exit at end of input: %v (stderr: %s)", err, stderr.String())
+	}
+}
+
+// A note written through MCP is on the hub within seconds (a debounced
+// background sync), not when the session ends.
+func TestMCPWriteReachesTheHubWithinSeconds(t *testing.T) {
+	hub := bareHub(t)
+	home := t.TempDir()
+	mustOK(t, anmRemote(t, home, "desk", hub, "", "sync"))
+	defer awaitDetached(t, home)
+	cmd := exec.Command(binary, "--home", home, "mcp")
+	cmd.Env = append(os.Environ(), "ANAMNESIS_MACHINE_ID=desk", "ANAMNESIS_GIT_REMOTE="+hub)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, text := call(t, cs, "memory_write", map[string]any{"type": "semantic", "title": "Ibis builds pin Go 1.26", "body": "The ibis image pins Go 1.26."})
+	if res == nil || res.IsError {
+		t.Fatalf("write: %s", text)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if log := gitIn(t, hub, "log", "--all", "--format=%s", "--name-only"); strings.Contains(log, "semantic/") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the note written through MCP is not on the hub 20 s later (session still open)")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestDebouncerRunsOnceAfterTheLastPoke(t *testing.T) {
+	var mu sync.Mutex
+	runs := 0
+	d := newDebouncer(50*time.Millisecond, func() { mu.Lock(); runs++; mu.Unlock() })
+	for i := 0; i < 5; i++ {
+		d.poke()
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	if runs != 1 {
+		t.Errorf("%d runs after a burst of pokes, want 1", runs)
+	}
+	mu.Unlock()
+	d.poke()
+	d.flush()
+	d.flush()
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != 2 {
+		t.Errorf("flush of a pending poke: %d runs, want 2", runs)
 	}
 }
