@@ -270,6 +270,10 @@ type NoteJSON struct {
 	Path      string `json:"path"`
 	// Score is the search score; nil outside search results.
 	Score *float64 `json:"score,omitempty"`
+	// Rank (1 for the best) and Relevance (Relevance: the score over the
+	// best score) are set where a person or a model reads results (MCP).
+	Rank      int     `json:"rank,omitempty"`
+	Relevance float64 `json:"relevance,omitempty"`
 }
 
 // NoteOf is h as NoteJSON, with its body, and with its score if

@@ -3,6 +3,7 @@ package anamnesis
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -115,3 +116,31 @@ const (
 	DefaultK = index.DefaultK // notes a search returns unless told
 	MaxK     = index.MaxK     // the most one search returns
 )
+
+// commonOnly is the score below which a hit matched only on words at
+// least half the notes contain: FTS5 floors their IDF at 1e-6, so such a
+// hit scores about 1e-6 per matching word, while one distinctive word
+// scores orders of magnitude more (a word in 499 of 1,000 notes: 0.004).
+const commonOnly = 1e-3
+
+// Relevant drops the hits that matched only on words most notes contain
+// when others matched on a distinctive word: they pad results without
+// being about the query. When no hit did (a store of a few notes, where
+// every word is in half of them, or a query of common words only), all
+// are kept.
+func Relevant(hits []Hit) []Hit {
+	if !slices.ContainsFunc(hits, func(h Hit) bool { return h.Score >= commonOnly }) {
+		return hits
+	}
+	return slices.DeleteFunc(slices.Clone(hits), func(h Hit) bool { return h.Score < commonOnly })
+}
+
+// Relevance is a hit's score relative to the best hit's, rounded to two
+// decimals: 1 for the best match, a figure a person can read where the
+// raw bm25 score (0.0000028, 14.7) means nothing.
+func Relevance(score, best float64) float64 {
+	if best <= 0 {
+		return 0
+	}
+	return math.Round(score/best*100) / 100
+}

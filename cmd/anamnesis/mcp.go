@@ -155,7 +155,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_search", Annotations: readOnly(),
-		Description: "Search the user's memory notes by keywords, best match first (BM25 over title, body and tags; any word may match). Returns up to k notes (default 8) with their bodies. Superseded notes are left out. Filter by project, type or scope when useful."},
+		Description: "Search the user's memory notes by keywords, best match first (BM25 over title, body and tags; any word may match). Returns up to k notes (default 8) with their bodies, each with its rank and its relevance relative to the best match (1 = best). Notes that match only on words most notes contain, and superseded notes, are left out. Filter by project, type or scope when useful."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, notesOut, error) {
 			if strings.TrimSpace(in.Query) == "" {
 				return nil, notesOut{}, errors.New("query: give some words to search for")
@@ -169,8 +169,11 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			}
 			out := notesOut{Results: []anamnesis.NoteJSON{}}
 			budget := mcpTotalCap
-			for _, h := range hits {
-				out.Results = append(out.Results, toMCP(h, true, &budget))
+			relevant := anamnesis.Relevant(hits)
+			for i, h := range relevant {
+				n := toMCP(h, false, &budget)
+				n.Rank, n.Relevance = i+1, anamnesis.Relevance(h.Score, relevant[0].Score)
+				out.Results = append(out.Results, n)
 			}
 			if len(hits) == 0 {
 				out.Note = "no matching notes"

@@ -304,3 +304,35 @@ func TestDebouncerRunsOnceAfterTheLastPoke(t *testing.T) {
 		t.Errorf("flush of a pending poke: %d runs, want 2", runs)
 	}
 }
+
+// Search results carry a rank and a relevance a person can read, and are
+// not padded with notes that match only on words most notes contain.
+func TestMCPSearchIsNotPadded(t *testing.T) {
+	cs, s := mcpSession(t)
+	for i := 0; i < 6; i++ {
+		if _, _, err := s.Write(context.Background(), anamnesis.WriteRequest{Type: "semantic", Title: fmt.Sprintf("note %d about the system", i), Body: "the system uses a cache"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Write(context.Background(), anamnesis.WriteRequest{Type: "semantic", Title: "Zebra stripes", Body: "zebra stripe width is configured in the system"}); err != nil {
+		t.Fatal(err)
+	}
+	res, text := call(t, cs, "memory_search", map[string]any{"query": "the system zebra"})
+	if res == nil || res.IsError {
+		t.Fatal(text)
+	}
+	var out struct {
+		Results []struct {
+			Title     string
+			Rank      int
+			Relevance float64
+			Score     *float64
+		}
+	}
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatalf("%v: %s", err, text)
+	}
+	if len(out.Results) != 1 || out.Results[0].Title != "Zebra stripes" || out.Results[0].Rank != 1 || out.Results[0].Relevance != 1 || out.Results[0].Score != nil {
+		t.Errorf("want only the zebra note, rank 1, relevance 1, no raw score: %s", text)
+	}
+}
