@@ -77,9 +77,10 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 }
 
 // Recall returns up to limit notes relevant to a prompt, searching only
-// its distinctive words (see DistinctiveFraction): a prompt that shares
-// no uncommon word with any note recalls nothing, so chit-chat adds
-// nothing to Claude's context.
+// its distinctive words (see DistinctiveFraction; in a small store a word
+// in up to three notes counts): a prompt that shares no uncommon word with
+// any note recalls nothing, so chit-chat adds nothing to Claude's
+// context. Durable notes come before session notes.
 func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.Hit, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return nil, nil
@@ -90,7 +91,23 @@ func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.H
 	if err != nil || len(words) == 0 {
 		return nil, err
 	}
-	return s.Search(ctx, strings.Join(words, " "), index.Filter{Limit: limit})
+	hits, err := s.Search(ctx, strings.Join(words, " "), index.Filter{Limit: limit})
+	if err != nil {
+		return nil, err
+	}
+	// What a prompt recalls is read as a whole: durable notes first, then
+	// session notes, which often only repeat an earlier question.
+	slices.SortStableFunc(hits, func(a, b index.Hit) int {
+		return cmp.Compare(b2i(a.Type == note.TypeEpisodic), b2i(b.Type == note.TypeEpisodic))
+	})
+	return hits, nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // SaveSession writes the episodic note of a Claude Code session

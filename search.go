@@ -9,15 +9,91 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/fts5token"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
-// Search ranks notes against free text (see index.Search).
+// Search ranks notes against free text (see index.Search). A session
+// note never outranks a durable note it echoes (echoFirst).
 func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
 	if err := validateFilter(f); err != nil {
 		return nil, err
 	}
-	return guarded(ctx, s, func() ([]index.Hit, error) { return s.search(ctx, query, f) })
+	k := f.Limit
+	if k <= 0 {
+		k = index.DefaultK
+	}
+	// A few more candidates, so a durable note just below k can still
+	// move above the session notes that echo it.
+	wide := f
+	wide.Limit = min(k+echoMargin, max(index.MaxK, k))
+	hits, err := guarded(ctx, s, func() ([]index.Hit, error) { return s.search(ctx, query, wide) })
+	if err != nil {
+		return nil, err
+	}
+	hits = durableFirst(query, hits)
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits, nil
+}
+
+// echoMargin is how many candidates past k Search reads for durableFirst.
+const echoMargin = 4
+
+// durableFirst moves each session (episodic) note below the last durable
+// note ranked after it that holds every query word the session note
+// holds. A session note that repeats a question ("how big is the walrus
+// cache?") scores high on the question's words, but the durable note
+// that answers it is what the reader wants first; a session note with a
+// query word no durable note has keeps its place.
+func durableFirst(query string, hits []index.Hit) []index.Hit {
+	if !slices.ContainsFunc(hits, func(h index.Hit) bool { return h.Type == note.TypeEpisodic }) {
+		return hits
+	}
+	q := map[string]bool{}
+	for _, t := range fts5token.Tokens(query) {
+		q[t] = true
+	}
+	matched := make([]map[string]bool, len(hits))
+	for i, h := range hits {
+		matched[i] = map[string]bool{}
+		for _, t := range fts5token.Tokens(h.Title + "\n" + h.Body + "\n" + strings.Join(h.Tags, " ")) {
+			if q[t] {
+				matched[i][t] = true
+			}
+		}
+	}
+	covers := func(d, e map[string]bool) bool {
+		for t := range e {
+			if !d[t] {
+				return false
+			}
+		}
+		return true
+	}
+	out := slices.Clone(hits)
+	for i := 0; i < len(out); i++ {
+		if out[i].Type != note.TypeEpisodic {
+			continue
+		}
+		last := -1
+		for j := i + 1; j < len(out); j++ {
+			if out[j].Type != note.TypeEpisodic && covers(matched[j], matched[i]) {
+				last = j
+			}
+		}
+		if last < 0 {
+			continue
+		}
+		// Move i to last; the entries between shift up one.
+		e, m := out[i], matched[i]
+		copy(out[i:last], out[i+1:last+1])
+		copy(matched[i:last], matched[i+1:last+1])
+		out[last], matched[last] = e, m
+		i-- // out[i] is a new entry now
+	}
+	return out
 }
 
 func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {

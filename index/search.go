@@ -671,10 +671,7 @@ func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	limit := int64(float64(n) * frac)
-	if limit < 1 {
-		limit = 1
-	}
+	limit := distinctiveLimit(n, frac)
 	st, err := ix.stmt(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
 	if err != nil {
 		return nil, ix.wrap("read", err)
@@ -702,4 +699,20 @@ func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64
 		}
 	}
 	return out, nil
+}
+
+// minDistinctive is how many notes a word may be in and still count as
+// distinctive in a small store, where frac of the notes is under one
+// note: a question asked once and echoed by its session note is then in
+// two notes, which made its words common and recall never brought the
+// answer again.
+const minDistinctive = 3
+
+// distinctiveLimit is the most notes (of n) a distinctive word may be in:
+// frac of them, at least minDistinctive, and never more than half (a word
+// in more than half the notes carries no weight in bm25), though a word of
+// the only note counts.
+func distinctiveLimit(n int64, frac float64) int64 {
+	limit := max(int64(float64(n)*frac), minDistinctive)
+	return min(limit, max(n/2, 1))
 }
