@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -129,13 +130,23 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 
 	if copies, err := s.conflictCopies(ctx); err == nil && len(copies) > 0 {
 		out = append(out, Check{Name: "conflict copies", State: CheckWarn,
-			Detail: fmt.Sprintf("%d notes were edited on two machines at once; both versions are kept", len(copies)),
+			Detail: fmt.Sprintf("%d notes were edited on two machines at once; both versions are kept (each copy's conflict_of names its note)", len(copies)),
 			Items:  copies,
-			Fix:    "merge each copy into the note named by its conflict_of, then delete the copy (or ask Claude to)"})
+			Fix:    "keep one version with `anamnesis resolve ID --keep ID`, or merge them with `anamnesis resolve ID --body-file F` (or ask Claude to use memory_resolve)"})
 	} else if err == nil {
 		out = append(out, Check{Name: "conflict copies", State: CheckOK, Detail: "none waiting"})
 	} else {
 		out = append(out, problem("conflict copies", err, "run `anamnesis reindex --full`"))
+	}
+	if forks, err := s.ix.Forks(ctx); err == nil && len(forks) > 0 {
+		var items []string
+		for of, succ := range forks {
+			items = append(items, fmt.Sprintf("%s is replaced by %s", of, strings.Join(succ, " and ")))
+		}
+		slices.Sort(items)
+		out = append(out, Check{Name: "rival successors", State: CheckWarn,
+			Detail: fmt.Sprintf("%s superseded on two machines at once; every successor is live", countOf(len(forks), "note was", "notes were")),
+			Items:  items, Fix: "keep one with `anamnesis resolve ID --keep ID` (it supersedes the others)"})
 	}
 
 	bad, err := s.ix.BadFiles(ctx)

@@ -263,6 +263,8 @@ type NoteJSON struct {
 	CreatedAt  string   `json:"created_at"`
 	UpdatedAt  string   `json:"updated_at"`
 	Supersedes []string `json:"supersedes"`
+	// ConflictOf names the note this one is a conflict copy of.
+	ConflictOf string `json:"conflict_of,omitempty"`
 	// Body is nil in a listing without bodies (MCP's memory_list).
 	Body *string `json:"body,omitempty"`
 	// Truncated says Body was cut to fit a result (MCP).
@@ -281,7 +283,8 @@ type NoteJSON struct {
 func NoteOf(h Hit, withScore bool) NoteJSON {
 	body := h.Body
 	out := NoteJSON{ID: h.ID, Type: h.Type, Title: h.Title, Project: h.Project, Scope: h.Scope, MachineID: h.MachineID,
-		Tags: h.Tags, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt, Supersedes: h.Supersedes, Body: &body, Path: h.Path}
+		Tags: h.Tags, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt, Supersedes: h.Supersedes, ConflictOf: h.ConflictOf,
+		Body: &body, Path: h.Path}
 	if out.Tags == nil {
 		out.Tags = []string{}
 	}

@@ -73,7 +73,8 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	return append(notes, global...), projectTotal, globalTotal, nil
+	notes, err = s.pairConflicts(ctx, append(notes, global...))
+	return notes, projectTotal, globalTotal, err
 }
 
 // Recall returns up to limit notes relevant to a prompt, searching only

@@ -35,7 +35,8 @@ func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]ind
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	return hits, nil
+	// A conflict copy and its note come together, even past k.
+	return s.pairConflicts(ctx, hits)
 }
 
 // echoMargin is how many candidates past k Search reads for durableFirst.

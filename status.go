@@ -45,6 +45,9 @@ type SyncStatus struct {
 	Head           string   `json:"head"`
 	Dirty          bool     `json:"dirty"`
 	ConflictCopies []string `json:"conflict_copies"`
+	// Conflicts are the unresolved conflicts: notes with conflict copies,
+	// and notes superseded by two live notes (`anamnesis resolve`).
+	Conflicts []Conflict `json:"conflicts"`
 	Tailnet        string   `json:"tailnet"` // tailscaled's state as this machine sees it
 }
 
@@ -74,11 +77,18 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	if copies == nil {
 		copies = []string{}
 	}
+	conflicts, err := s.Conflicts(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	if conflicts == nil {
+		conflicts = []Conflict{}
+	}
 	out := Status{
 		Home:  s.home,
 		Notes: NoteCounts{Total: st.Total, ByType: st.ByType, ByScope: st.ByScope, ByProject: st.ByProject},
 		Index: IndexStatus{Path: s.ix.Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
-		Sync:  SyncStatus{Remote: gitsync.Redact(s.Remote()), ConflictCopies: copies},
+		Sync:  SyncStatus{Remote: gitsync.Redact(s.Remote()), ConflictCopies: copies, Conflicts: conflicts},
 	}
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
 		r, err := s.repo()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
@@ -59,6 +60,12 @@ func (s *Store) commitNew(ctx context.Context, rel, homePath string, indexed boo
 // commitNote commits one portable note right after it was written, so it
 // is durable in git before any sync.
 func (s *Store) commitNote(ctx context.Context, rel string, indexed bool) error {
+	return s.commitNotes(ctx, []string{rel}, indexed)
+}
+
+// commitNotes commits the given memory/ paths (written or removed) in one
+// commit; indexed as in commitNote.
+func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool) error {
 	r, err := s.repo()
 	if err != nil {
 		return err
@@ -72,9 +79,9 @@ func (s *Store) commitNote(ctx context.Context, rel string, indexed bool) error 
 	if err != nil {
 		return err
 	}
-	head, _, err := r.CommitPaths([]string{rel})
+	head, _, err := r.CommitPaths(rels)
 	if err != nil {
-		return fmt.Errorf("commit %s: %w", rel, err)
+		return fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
 	}
 	if !indexed {
 		return nil

@@ -44,7 +44,9 @@ func renderNote(h index.Hit) string {
 		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
 	}
 	if v, ok := conflictOf(h); ok {
-		meta += " | conflict copy of " + v
+		// Both versions are shown, the copy right after its note: the
+		// model must not take either for the settled truth.
+		meta += " | CONFLICT COPY of " + v + ": another machine's version of that note, kept when a sync met overlapping edits; until one is kept (memory_resolve) neither is settled"
 	}
 	out := fmt.Sprintf("\n## [%s] %s\n%s_\n", h.Type, note.Escape(h.Title), meta)
 	if body := strings.TrimSpace(h.Body); body != "" {
@@ -54,7 +56,10 @@ func renderNote(h index.Hit) string {
 }
 
 func conflictOf(h index.Hit) (string, bool) {
-	return h.ExtraValue("conflict_of")
+	if h.ConflictOf != "" {
+		return h.ConflictOf, true
+	}
+	return h.ExtraValue(index.ConflictKey)
 }
 
 func dateOf(ts string) string {

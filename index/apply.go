@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/note"
 )
@@ -32,6 +33,9 @@ type Change struct {
 	// StatOnly records a new size/mtime for a file whose content hash is
 	// unchanged (touched, or rewritten with the same bytes).
 	StatOnly bool
+	// Arrived marks a note that came from another machine (a sync merged
+	// it in); ArrivedSince finds it.
+	Arrived bool
 }
 
 // Result counts what Apply did. Freed lists ids whose file went away;
@@ -288,6 +292,8 @@ func (a *applier) dropNoteOwnedBy(id, path string, res *Result) error {
 	for _, q := range []string{
 		`DELETE FROM memory_tags WHERE memory_id = ?`,
 		`DELETE FROM memory_supersedes WHERE memory_id = ?`,
+		`DELETE FROM memory_conflicts WHERE memory_id = ?`,
+		`DELETE FROM memory_arrivals WHERE memory_id = ?`,
 	} {
 		if err := a.exec(q, id); err != nil {
 			return err
@@ -404,6 +410,19 @@ func (a *applier) apply(c *Change, res *Result) error {
 	}
 	for _, s := range n.Supersedes {
 		if err := a.exec(`INSERT OR IGNORE INTO memory_supersedes(memory_id, superseded_id) VALUES (?, ?)`, n.ID, s); err != nil {
+			return err
+		}
+	}
+	if err := a.exec(`DELETE FROM memory_conflicts WHERE memory_id = ?`, n.ID); err != nil {
+		return err
+	}
+	if of, ok := n.ExtraValue(ConflictKey); ok && of != "" {
+		if err := a.exec(`INSERT INTO memory_conflicts(memory_id, conflict_of) VALUES (?, ?)`, n.ID, of); err != nil {
+			return err
+		}
+	}
+	if c.Arrived {
+		if err := a.exec(`INSERT OR REPLACE INTO memory_arrivals(memory_id, arrived_ns) VALUES (?, ?)`, n.ID, time.Now().UnixNano()); err != nil {
 			return err
 		}
 	}

@@ -3,7 +3,7 @@ package index
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-5"
+const SchemaVersion = "go-6"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -13,6 +13,8 @@ var dropStatements = []string{
 	`DROP TABLE IF EXISTS memories_fts`,
 	`DROP TABLE IF EXISTS memory_tags`,
 	`DROP TABLE IF EXISTS memory_supersedes`,
+	`DROP TABLE IF EXISTS memory_conflicts`,
+	`DROP TABLE IF EXISTS memory_arrivals`,
 	`DROP TABLE IF EXISTS memories`,
 	`DROP TABLE IF EXISTS index_files`,
 	`DROP TABLE IF EXISTS index_terms`, // go-2
@@ -54,6 +56,19 @@ var schemaStatements = []string{
   PRIMARY KEY (memory_id, superseded_id)
 )`,
 	`CREATE INDEX IF NOT EXISTS idx_sup_target ON memory_supersedes(superseded_id)`,
+	// conflict_of of a merge conflict copy (go-6): the note it conflicts
+	// with, so that injections and results can show the two together.
+	`CREATE TABLE IF NOT EXISTS memory_conflicts (
+  memory_id   TEXT PRIMARY KEY,
+  conflict_of TEXT NOT NULL
+)`,
+	`CREATE INDEX IF NOT EXISTS idx_conflict_of ON memory_conflicts(conflict_of)`,
+	// When a note last arrived from another machine through a sync (go-6,
+	// unix nanoseconds): a session sees what arrived after it started.
+	`CREATE TABLE IF NOT EXISTS memory_arrivals (
+  memory_id  TEXT PRIMARY KEY,
+  arrived_ns INTEGER NOT NULL
+)`,
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
   id UNINDEXED, title, body, tags, tokenize='porter unicode61'
 )`,

@@ -43,6 +43,9 @@ type Filter struct {
 	Scope   string
 	Limit   int  // search: k (default DefaultK); list: 0 means no limit
 	Live    bool // list and count: leave out superseded notes (search always does)
+	// ArrivedAfter (unix nanoseconds; list and count): only notes that
+	// arrived from another machine after it (Change.Arrived).
+	ArrivedAfter int64
 }
 
 // Hit is one note from the index with where it lives. Body and tags come
@@ -51,7 +54,14 @@ type Hit struct {
 	note.Note
 	Path  string  // home-relative file path
 	Score float64 // search only: -bm25, higher is better
+	// ConflictOf names the note this one is a merge conflict copy of
+	// ("" for an ordinary note).
+	ConflictOf string
 }
+
+// ConflictKey is the frontmatter key of a merge conflict copy naming the
+// note it conflicts with (gitsync writes it).
+const ConflictKey = "conflict_of"
 
 func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 	if f.Project != "" {
@@ -71,6 +81,10 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 	}
 	if f.Live {
 		clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
+	}
+	if f.ArrivedAfter > 0 {
+		clauses = append(clauses, "m.id IN (SELECT memory_id FROM memory_arrivals WHERE arrived_ns > ?)")
+		args = append(args, f.ArrivedAfter)
 	}
 	return clauses, args
 }
@@ -397,22 +411,24 @@ func (ix *Index) SeedSearch(ctx context.Context, text string, f Filter) ([]Hit, 
 const selectHit = `SELECT m.rowid, m.id, m.type, m.title, m.body_path, m.project, m.machine_id, m.scope, m.user_id,
  m.workspace_id, m.created_at, m.updated_at, m.prov_source, m.prov_model, m.prov_session, m.confidence, f.body,
  (SELECT group_concat(tag, char(31)) FROM (SELECT tag FROM memory_tags WHERE memory_id = m.id ORDER BY rowid)),
- (SELECT group_concat(superseded_id, char(31)) FROM (SELECT superseded_id FROM memory_supersedes WHERE memory_id = m.id ORDER BY rowid))
+ (SELECT group_concat(superseded_id, char(31)) FROM (SELECT superseded_id FROM memory_supersedes WHERE memory_id = m.id ORDER BY rowid)),
+ (SELECT conflict_of FROM memory_conflicts WHERE memory_id = m.id)
  FROM memories m JOIN memories_fts f ON f.rowid = m.rowid`
 
 func scanHit(rows *sql.Rows) (Hit, int64, error) {
 	var h Hit
 	var rowid int64
 	var bodyPath string
-	var model, session, tags, sup sql.NullString
+	var model, session, tags, sup, conflictOf sql.NullString
 	err := rows.Scan(&rowid, &h.ID, &h.Type, &h.Title, &bodyPath, &h.Project, &h.MachineID, &h.Scope, &h.UserID,
-		&h.WorkspaceID, &h.CreatedAt, &h.UpdatedAt, &h.ProvSource, &model, &session, &h.Confidence, &h.Body, &tags, &sup)
+		&h.WorkspaceID, &h.CreatedAt, &h.UpdatedAt, &h.ProvSource, &model, &session, &h.Confidence, &h.Body, &tags, &sup, &conflictOf)
 	if err != nil {
 		return h, 0, err
 	}
 	h.ProvModel, h.ProvSession = model.String, session.String
 	h.Tags = splitUnit(tags.String)
 	h.Supersedes = splitUnit(sup.String)
+	h.ConflictOf = conflictOf.String
 	h.Path = note.TreeDir(h.Scope) + "/" + bodyPath
 	return h, rowid, nil
 }
@@ -715,4 +731,60 @@ const minDistinctive = 3
 func distinctiveLimit(n int64, frac float64) int64 {
 	limit := max(int64(float64(n)*frac), minDistinctive)
 	return min(limit, max(n/2, 1))
+}
+
+// Forks returns, for each note superseded by two or more live notes (two
+// machines superseded it independently), the ids of those successors,
+// sorted. Neither successor knows the other, so both stay live.
+func (ix *Index) Forks(ctx context.Context) (map[string][]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT s.superseded_id, s.memory_id FROM memory_supersedes s
+ WHERE s.memory_id NOT IN (SELECT superseded_id FROM memory_supersedes)
+   AND s.superseded_id IN (SELECT superseded_id FROM memory_supersedes
+       WHERE memory_id NOT IN (SELECT superseded_id FROM memory_supersedes)
+       GROUP BY superseded_id HAVING count(*) > 1)
+ ORDER BY s.superseded_id, s.memory_id`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var of, by string
+		if err := rows.Scan(&of, &by); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		out[of] = append(out[of], by)
+	}
+	return out, rows.Err()
+}
+
+// ConflictCopiesOf returns the ids of the conflict copies of each of ids
+// that has any, sorted; nil ids: of every note.
+func (ix *Index) ConflictCopiesOf(ctx context.Context, ids []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	q := `SELECT conflict_of, memory_id FROM memory_conflicts`
+	args := make([]any, len(ids))
+	switch {
+	case ids == nil:
+	case len(ids) == 0:
+		return out, nil
+	default:
+		q += ` WHERE conflict_of IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `)`
+		for i, id := range ids {
+			args[i] = id
+		}
+	}
+	rows, err := ix.db.QueryContext(ctx, q+` ORDER BY conflict_of, memory_id`, args...)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var of, c string
+		if err := rows.Scan(&of, &c); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		out[of] = append(out[of], c)
+	}
+	return out, rows.Err()
 }

@@ -110,6 +110,12 @@ type writeIn struct {
 	Supersedes []string `json:"supersedes,omitempty" jsonschema:"ids of notes this one replaces"`
 }
 
+type resolveIn struct {
+	ID   string `json:"id" jsonschema:"a note with conflict copies, one of its copies, or a note two machines both superseded"`
+	Keep string `json:"keep,omitempty" jsonschema:"id of the version to keep"`
+	Body string `json:"body,omitempty" jsonschema:"the merged text, instead of (or on top of) keeping one version"`
+}
+
 type emptyIn struct{}
 
 type notesOut struct {
@@ -220,7 +226,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			return nil, st, err
 		})
 
-	f := false
+	f, t0 := false, true
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_write", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
 		Description: "Store a new memory note for the user, committed at once and, when sync is set up, on their other machines within seconds (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
@@ -235,6 +241,23 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 				written()
 			}
 			return nil, writeOut{ID: n.ID, Path: path}, nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_resolve", Annotations: &mcp.ToolAnnotations{DestructiveHint: &t0, OpenWorldHint: &f},
+		Description: "Settle a memory conflict, shown in results as a CONFLICT COPY next to its note (a sync met overlapping edits and kept both) or as two notes that replace the same note. Keep one version by id, or give the merged text in body. Conflict copies are deleted; of two replacing notes the kept one supersedes the other. Committed, and synced within seconds. memory_status lists the conflicts."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in resolveIn) (*mcp.CallToolResult, anamnesis.ResolveReport, error) {
+			r := anamnesis.Resolution{Keep: in.Keep}
+			if in.Body != "" {
+				r.Body = &in.Body
+			}
+			rep, err := s.Resolve(ctx, in.ID, r)
+			if err != nil {
+				return nil, anamnesis.ResolveReport{}, err
+			}
+			if written != nil {
+				written()
+			}
+			return nil, rep, nil
 		})
 
 	t := true

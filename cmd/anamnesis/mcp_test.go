@@ -77,7 +77,7 @@ func TestMCPToolsAndAnnotations(t *testing.T) {
 			t.Errorf("%s: want readOnlyHint true, openWorldHint false: %+v", n, tl)
 		}
 	}
-	for _, n := range []string{"memory_write", "memory_sync"} {
+	for _, n := range []string{"memory_write", "memory_sync", "memory_resolve"} {
 		if tl := byName[n]; tl == nil || tl.Annotations.ReadOnlyHint {
 			t.Errorf("%s must not be read-only", n)
 		}
@@ -138,6 +138,8 @@ func TestMCPErrorsAreToolErrors(t *testing.T) {
 		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": "b", "project": "p\u202e"}, "project contains the control character"},
 		{"memory_write", map[string]any{"type": 7, "title": "t", "body": "b"}, "type"},
 		{"memory_write", map[string]any{"type": "semantic", "title": "t", "body": strings.Repeat("x", note.MaxBody+1)}, "body"},
+		{"memory_resolve", map[string]any{"id": "01M8096W5Y5VJW7T5A4YN4196Z", "keep": "01M8096W5Y5VJW7T5A4YN4196Z"}, "no note"},
+		{"memory_resolve", map[string]any{"id": "../x"}, "id"},
 		{"memory_search", map[string]any{"query": ""}, "query"},
 		{"memory_search", map[string]any{"query": "x", "k": -1}, "k"},
 		{"memory_search", map[string]any{"query": "x", "type": "bogus"}, "type"},

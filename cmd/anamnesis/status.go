@@ -58,6 +58,14 @@ func statusCommand() *cli.Command {
 						fmt.Fprintf(w, "           %s\n", p)
 					}
 				}
+				for _, c := range st.Sync.Conflicts {
+					switch {
+					case len(c.Copies) > 0:
+						fmt.Fprintf(w, "         conflict: %s has %s (`anamnesis resolve %s --keep ID`)\n", c.ID, plural(len(c.Copies), "copy", "copies")+" "+strings.Join(c.Copies, ", "), c.ID)
+					default:
+						fmt.Fprintf(w, "         conflict: %s and %s both replace %s (`anamnesis resolve %s --keep ID`)\n", c.ID, strings.Join(c.Rivals, ", "), c.Replaces, c.Replaces)
+					}
+				}
 				fmt.Fprintf(w, "tailnet: %s\n", st.Sync.Tailnet)
 				return nil
 			})

@@ -112,6 +112,30 @@ func TestConflictCopyIsListedAndSearchable(t *testing.T) {
 			}
 		}
 	}
+	// The copy is shown next to its note, marked, wherever it is found.
+	js := mustOK(t, anmRemote(t, b, "laptop", hub, "", "search", "--json", "pelican")).stdout
+	if !strings.Contains(js, `"conflict_of": "`+id+`"`) || strings.Count(js, `"title": "answer"`) != 2 {
+		t.Errorf("search for the copy's word does not bring the note and the marked copy:\n%s", js)
+	}
+	// resolve keeps the merged text under the note's id, removes the copy
+	// and syncs; the other machine gets it with its next sync.
+	if r := anmRemote(t, b, "laptop", hub, "", "resolve", id); r.code != 2 {
+		t.Errorf("resolve without a choice: exit %d, %s", r.code, r.stderr)
+	}
+	r = mustOK(t, anmRemote(t, b, "laptop", hub, "", "resolve", id, "--body", "the answer is 42 walrus pelican"))
+	if !strings.Contains(r.stdout, "removed conflict copy") {
+		t.Errorf("resolve output: %s", r.stdout)
+	}
+	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
+	for _, home := range []string{a, b} {
+		st := mustOK(t, anmRemote(t, home, "x", hub, "", "status", "--json")).stdout
+		if strings.Contains(st, ".conflict-") || !strings.Contains(st, `"conflicts": []`) {
+			t.Errorf("conflict still listed after resolve on %s: %s", home, st)
+		}
+		if show := mustOK(t, anmRemote(t, home, "x", hub, "", "show", id)).stdout; !strings.Contains(show, "42 walrus pelican") {
+			t.Errorf("merged text missing on %s: %s", home, show)
+		}
+	}
 }
 
 func TestHandGitPullFiresHookAndKeepsUserHook(t *testing.T) {
