@@ -48,7 +48,7 @@ type SyncStatus struct {
 	// Conflicts are the unresolved conflicts: notes with conflict copies,
 	// and notes superseded by two live notes (`anamnesis resolve`).
 	Conflicts []Conflict `json:"conflicts"`
-	Tailnet        string   `json:"tailnet"` // tailscaled's state as this machine sees it
+	Tailnet   string     `json:"tailnet"` // tailscaled's state as this machine sees it
 }
 
 // Status reports counts, index state and sync state. It reads the index
