@@ -60,7 +60,7 @@ func (s *Store) openIndex(ctx context.Context) error {
 	}
 	_, statErr := os.Stat(p)
 	existed := statErr == nil
-	ix, needsRebuild, err := index.OpenWait(ctx, p, s.busy)
+	ix, needsRebuild, err := index.Open(ctx, p, index.Options{Busy: s.busy})
 	if index.IsCorrupt(err) {
 		if s.deferRebuild {
 			return fmt.Errorf("index %s is damaged: %w", p, ErrNeedsRebuild)
@@ -153,7 +153,7 @@ func (s *Store) repairAtOpen(ctx context.Context, cause error) error {
 		return err
 	}
 	defer lock.Release()
-	ix, needs, err := index.OpenWait(ctx, s.indexPath(), s.busy)
+	ix, needs, err := index.Open(ctx, s.indexPath(), index.Options{Busy: s.busy})
 	if err == nil {
 		s.ix = ix
 		if !needs {
@@ -193,7 +193,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 	}
 	defer os.RemoveAll(dir)
 	tmp := filepath.Join(dir, IndexFile)
-	fresh, _, err := index.OpenWait(ctx, tmp, s.busy)
+	fresh, _, err := index.Open(ctx, tmp, index.Options{Busy: s.busy})
 	if err != nil {
 		return ReconcileReport{}, fmt.Errorf("rebuild damaged index %s: %w", p, err)
 	}
@@ -226,7 +226,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 		}
 	}
 	if reopen {
-		ix, _, err := index.OpenWait(ctx, p, s.busy)
+		ix, _, err := index.Open(ctx, p, index.Options{Busy: s.busy})
 		if err != nil {
 			return ReconcileReport{}, err
 		}
@@ -339,7 +339,7 @@ func (s *Store) useTemporaryIndex(ctx context.Context, why string) error {
 	if err != nil {
 		return fmt.Errorf("home %s is read-only and its index is %s; a temporary index cannot be made either: %w", s.home, why, err)
 	}
-	ix, _, err := index.OpenWait(ctx, filepath.Join(dir, IndexFile), s.busy)
+	ix, _, err := index.Open(ctx, filepath.Join(dir, IndexFile), index.Options{Busy: s.busy})
 	if err == nil {
 		_, err = s.rebuildInto(ctx, ix)
 		if err != nil {

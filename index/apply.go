@@ -63,19 +63,6 @@ func (ix *Index) Apply(ctx context.Context, changes []Change) (Result, error) {
 	return ix.inTx(ctx, false, changes)
 }
 
-// Rebuild replaces the whole index with changes (every file of both trees)
-// in one transaction. Readers keep seeing the old index until it commits.
-func (ix *Index) Rebuild(ctx context.Context, changes []Change) (Result, error) {
-	return ix.RebuildFrom(ctx, func(yield func(Change) error) error {
-		for _, c := range changes {
-			if err := yield(c); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
 // RebuildFrom is Rebuild with changes produced while the transaction runs,
 // so reading and parsing files overlaps with writing the index.
 func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change) error) error) (Result, error) {
@@ -429,87 +416,4 @@ func (a *applier) apply(c *Change, res *Result) error {
 	f := c.File
 	f.NoteID, f.Error = n.ID, ""
 	return a.putFile(f)
-}
-
-// Files returns the recorded state of every note file, keyed by path.
-func (ix *Index) Files(ctx context.Context) (map[string]File, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files`)
-	if err != nil {
-		return nil, ix.wrap("read", err)
-	}
-	defer rows.Close()
-	out := map[string]File{}
-	for rows.Next() {
-		var f File
-		var id, e sql.NullString
-		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		f.NoteID, f.Error = id.String, e.String
-		out[f.Path] = f
-	}
-	if err := rows.Err(); err != nil {
-		return nil, ix.wrap("read", err)
-	}
-	return out, nil
-}
-
-// BadFiles lists files that are not indexed and why, by path.
-func (ix *Index) BadFiles(ctx context.Context) ([]File, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files WHERE error IS NOT NULL ORDER BY path`)
-	if err != nil {
-		return nil, ix.wrap("read", err)
-	}
-	defer rows.Close()
-	var out []File
-	for rows.Next() {
-		var f File
-		var id, e sql.NullString
-		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		f.NoteID, f.Error = id.String, e.String
-		out = append(out, f)
-	}
-	return out, rows.Err()
-}
-
-// DuplicatesOf lists files recorded as duplicates of the given ids.
-func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, error) {
-	var out []string
-	for _, id := range ids {
-		rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE note_id = ? AND error IS NOT NULL ORDER BY path`, id)
-		if err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
-				return nil, ix.wrap("read", err)
-			}
-			out = append(out, p)
-		}
-		rows.Close()
-	}
-	return out, nil
-}
-
-// ConflictCopies lists indexed files named as merge conflict copies
-// (<stem>.conflict-<hash>.md), by path.
-func (ix *Index) ConflictCopies(ctx context.Context) ([]string, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE error IS NULL AND path LIKE '%.conflict-%' ORDER BY path`)
-	if err != nil {
-		return nil, ix.wrap("read", err)
-	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
 }

@@ -11,10 +11,24 @@
 // Those two hold our own copy of FTS5's inverted index: per token, chunks
 // of (rowid, count, note length), kept in the same transaction as
 // memories_fts. Search scores FTS5's bm25 formula from them in Go, bit
-// for bit (postings.go, score.go), because FTS5's bm25() costs about
+// for bit (postings.go, bm25.go, rank_postings.go), because FTS5's bm25() costs about
 // 2.5 µs for every note sharing a word with the query; memories_fts stays
 // for the Python dashboard, for phrase matching, and as the reference the
 // tests and doctor compare with.
+//
+// The seed is the recall query the project started from, and the
+// reference every ranking here must reproduce: the query's words, each
+// double-quoted, joined by OR, matched against memories_fts and ordered by
+// bm25(memories_fts) then updated_at DESC (SeedSearch, in the tests). Our
+// postings ranker (rank_postings.go) and FTS5's pruned rankings
+// (rank_fts5.go) return the seed's notes in the seed's order with the
+// seed's scores; the tests compare them query by query.
+//
+// Files by job: query.go (words, stopwords, distinctive words), search.go
+// (Filter, Hit, Search), bm25.go (the formula), rank_postings.go and
+// rank_fts5.go (the two rankers), read.go (list, get, counts and other
+// reads), apply.go (changes and rebuilds), postings.go (the chunks),
+// check.go (postings against FTS5), schema.go, index.go (open, meta).
 //
 // Every FTS row has the same rowid as its memories row. Updating or
 // deleting one note therefore touches the FTS table by rowid, never by a

@@ -44,7 +44,7 @@ func FuzzPostingsEdits(f *testing.F) {
 		if len(script) > 400 {
 			return
 		}
-		ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"))
+		ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ type Index struct {
 	stmts map[string]*sql.Stmt
 
 	paths SearchPaths
-	accs  sync.Pool // *[]float64 score arrays (score.go)
+	accs  sync.Pool // *[]float64 score arrays (rank_postings.go)
 
 	chunkMax, chunkTarget int // posting chunk sizes (postings.go)
 }
@@ -67,7 +67,7 @@ type SearchPaths struct {
 
 // PathCounts is a snapshot of SearchPaths.
 type PathCounts struct {
-	Postings int64 // scored from our postings (score.go)
+	Postings int64 // scored from our postings (rank_postings.go)
 	MaxScore int64 // FTS5, restricted to notes holding the rarest words
 	Floored  int64 // FTS5, words in half the notes left out
 	Full     int64 // FTS5, the seed's query unmodified
@@ -78,18 +78,23 @@ func (ix *Index) Paths() PathCounts {
 	return PathCounts{ix.paths.Postings.Load(), ix.paths.MaxScore.Load(), ix.paths.Floored.Load(), ix.paths.Full.Load()}
 }
 
+// Options tune Open.
+type Options struct {
+	// Busy bounds how long any statement waits for another process's write
+	// lock (0: 10 s). Hooks use a short one: Claude Code gives SessionEnd
+	// 1.5 s in all.
+	Busy time.Duration
+}
+
 // Open opens or creates the index at path. needsRebuild reports that the
 // derived tables are empty or stale (new file, schema change, an earlier
 // rebuild that never finished): the caller must Rebuild from the files.
 // A file that is not a SQLite database yields ErrCorrupt.
-func Open(ctx context.Context, path string) (ix *Index, needsRebuild bool, err error) {
-	return OpenWait(ctx, path, 10*time.Second)
-}
-
-// OpenWait is Open with a bound on how long any statement waits for
-// another process's write lock (hooks use a short one: Claude Code gives
-// SessionEnd 1.5 s in all).
-func OpenWait(ctx context.Context, path string, busy time.Duration) (ix *Index, needsRebuild bool, err error) {
+func Open(ctx context.Context, path string, o Options) (ix *Index, needsRebuild bool, err error) {
+	busy := o.Busy
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")

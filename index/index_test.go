@@ -17,7 +17,7 @@ var ctx = context.Background()
 
 func openTemp(t *testing.T) *Index {
 	t.Helper()
-	ix, fresh, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"))
+	ix, fresh, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestDuplicateIDKeepsFirstFile(t *testing.T) {
 
 func TestSchemaMismatchAsksForRebuild(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "index.db")
-	ix, _, err := Open(ctx, p)
+	ix, _, err := Open(ctx, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,13 +267,13 @@ func TestSchemaMismatchAsksForRebuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix.Close()
-	ix, fresh, err := Open(ctx, p)
+	ix, fresh, err := Open(ctx, p, Options{})
 	if err != nil || fresh {
 		t.Fatalf("reopen of a current index: fresh=%v err=%v", fresh, err)
 	}
 	ix.SetMeta(ctx, metaSchema, "go-0")
 	ix.Close()
-	ix, fresh, err = Open(ctx, p)
+	ix, fresh, err = Open(ctx, p, Options{})
 	if err != nil || !fresh {
 		t.Fatalf("old schema not rebuilt: fresh=%v err=%v", fresh, err)
 	}
@@ -299,7 +299,7 @@ func TestPythonIndexIsReplaced(t *testing.T) {
 	}
 	db.Exec(`PRAGMA user_version = 3`)
 	db.Close()
-	ix, fresh, err := Open(ctx, p)
+	ix, fresh, err := Open(ctx, p, Options{})
 	if err != nil || !fresh {
 		t.Fatalf("python index: fresh=%v err=%v", fresh, err)
 	}
@@ -309,7 +309,7 @@ func TestPythonIndexIsReplaced(t *testing.T) {
 func TestCorruptFileIsReported(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "index.db")
 	os.WriteFile(p, []byte("this is not a database, just some text that is long enough to have a header........"), 0o644)
-	_, _, err := Open(ctx, p)
+	_, _, err := Open(ctx, p, Options{})
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("want ErrCorrupt, got %v", err)
 	}

@@ -53,7 +53,7 @@ func growIndex(t testing.TB, ix *Index, changes []Change, batch int) {
 // batch.
 func postingsFixture(t *testing.T, n int) (*Index, []*note.Note, *synth.Gen, synth.Vocab) {
 	t.Helper()
-	ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"))
+	ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

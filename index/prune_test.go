@@ -21,7 +21,7 @@ func TestPrunedSearchEqualsSeed(t *testing.T) {
 	if testing.Short() {
 		n = 800
 	}
-	ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"))
+	ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

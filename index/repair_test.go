@@ -42,7 +42,7 @@ func tearRootPages(t *testing.T, p string) {
 
 func indexed(t *testing.T, p string, notes ...string) {
 	t.Helper()
-	ix, _, err := Open(ctx, p)
+	ix, _, err := Open(ctx, p, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestTornPagesAreFoundAndReplaced(t *testing.T) {
 	tearRootPages(t, p)
 	indexed(t, fresh, "rebuilt")
 
-	ix, _, err := Open(ctx, p)
+	ix, _, err := Open(ctx, p, Options{})
 	if err != nil {
 		t.Fatalf("the header and index_meta are intact, so the file opens: %v", err)
 	}

@@ -11,54 +11,7 @@ import (
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/internal/fts5token"
-	"modernc.org/libc"
 )
-
-// bm25Params returns FTS5's bm25 constants k1, k1+1 and b. They are
-// float64 values, not untyped constants, so k1+1 is rounded as the C code
-// rounds it (an untyped 1.2+1 would be computed exactly, then rounded).
-func bm25Params() (k1, k1p1, b float64) {
-	k1, b = 1.2, 0.75
-	return k1, k1 + 1, b
-}
-
-// phraseTokens maps each query word (one quoted phrase of the seed's OR
-// query) to its FTS5 token. ok is false when some word is not exactly one
-// token (snake_case splits at '_').
-func phraseTokens(words []string) (terms []string, ok bool) {
-	terms = make([]string, 0, len(words))
-	for _, w := range words {
-		toks := fts5token.Tokens(w)
-		if len(toks) != 1 {
-			return nil, false
-		}
-		terms = append(terms, toks[0])
-	}
-	return terms, true
-}
-
-// multiPrefix marks the key of a phrase of several tokens: no token
-// contains a NUL.
-const multiPrefix = "\x00"
-
-// phraseKeys maps each query word to the key of its postings: its FTS5
-// token, or multiPrefix+word for a word FTS5 splits into several tokens
-// (snake_case), whose postings loadStats asks FTS5 for, since only its
-// positions can tell adjacent tokens. A word with no token (a lone '_')
-// is dropped: FTS5's empty phrase matches nothing and adds nothing.
-func phraseKeys(words []string) []string {
-	keys := make([]string, 0, len(words))
-	for _, w := range words {
-		switch toks := fts5token.Tokens(w); len(toks) {
-		case 0:
-		case 1:
-			keys = append(keys, toks[0])
-		default:
-			keys = append(keys, multiPrefix+w)
-		}
-	}
-	return keys
-}
 
 // errNeedFTS5 sends a query back to FTS5's own ranking.
 var errNeedFTS5 = errors.New("query needs FTS5's ranking")
@@ -79,17 +32,6 @@ type postingScorer struct {
 	docs   []int64           // rowids with a non-zero score, in first-touch order
 }
 
-// idf is FTS5's: log((N - nHit + 0.5) / (nHit + 0.5)), floored at 1e-6.
-// libc.Xlog is the log SQLite's C code calls (musl's, compiled to Go),
-// which can differ from math.Log in the last bit.
-func idf(n, df int64) float64 {
-	v := libc.Xlog(nil, (float64(n-df)+0.5)/(float64(df)+0.5))
-	if v <= 0 {
-		v = 1e-6
-	}
-	return v
-}
-
 // add scores one phrase's postings, as fts5Bm25Function's loop does for
 // every row: score += idf * (f*(k1+1)) / (f + k1*(1 - b + b*D/avgdl)).
 // The explicit conversions keep the compiler from fusing a multiply and
@@ -102,12 +44,6 @@ func (s *postingScorer) add(chunks [][]byte, w float64) error {
 		}
 	}
 	return nil
-}
-
-// bm25Term is one phrase's part of a note's score.
-func bm25Term(w float64, p posting, k1, k1p1, b, avgdl float64) float64 {
-	f, d := float64(p.tf), float64(p.dl)
-	return float64(w * (float64(f*k1p1) / (f + float64(k1*(1-b+float64(b*d)/avgdl)))))
 }
 
 func (s *postingScorer) addChunk(list []byte, w float64) error {
@@ -296,23 +232,6 @@ func (ix *Index) phraseList(ctx context.Context, tx *sql.Tx, q *queryStats, word
 	}
 	l.firsts, l.chunks = []int64{hits[0].rowid}, [][]byte{data}
 	return l, nil
-}
-
-// phraseCount returns the count f for which bm25Term gives exactly term.
-func phraseCount(term, w float64, dl uint64, avgdl float64) (uint64, bool) {
-	k1, k1p1, b := bm25Params()
-	norm := k1 * (1 - b + b*float64(dl)/avgdl)
-	est := math.Round(term * norm / (w*k1p1 - term))
-	for _, d := range []float64{0, -1, 1, -2, 2} {
-		f := est + d
-		if f < 1 || f > 1<<40 {
-			continue
-		}
-		if bm25Term(w, posting{tf: uint64(f), dl: dl}, k1, k1p1, b, avgdl) == term {
-			return uint64(f), true
-		}
-	}
-	return 0, false
 }
 
 // chunks reads a token's postings and their chunk keys.

@@ -1,0 +1,337 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Count counts the notes a filter selects.
+func (ix *Index) Count(ctx context.Context, f Filter) (int, error) {
+	clauses, args := f.where(nil, nil)
+	q := `SELECT count(*) FROM memories m`
+	if len(clauses) > 0 {
+		q += " WHERE " + strings.Join(clauses, " AND ")
+	}
+	var n int
+	if err := ix.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, ix.wrap("count", err)
+	}
+	return n, nil
+}
+
+// List returns notes newest first (updated_at, then id, descending),
+// superseded ones included unless f.Live. Rowids are ordered and limited
+// first and only that page is loaded: sorting whole rows would fetch every
+// body and tag list of a project just to keep a few.
+func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
+	clauses, args := f.where(nil, nil)
+	q := `SELECT m.rowid FROM memories m`
+	if len(clauses) > 0 {
+		q += " WHERE " + strings.Join(clauses, " AND ")
+	}
+	q += " ORDER BY m.updated_at DESC, m.id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, ix.wrap("list", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, ix.wrap("list", err)
+	}
+	var rowids []int64
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			rows.Close()
+			return nil, ix.wrap("list", err)
+		}
+		rowids = append(rowids, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, ix.wrap("list", err)
+	}
+	out := make([]Hit, 0, len(rowids))
+	for len(rowids) > 0 { // bounded IN lists
+		n := min(len(rowids), 500)
+		hits, _, err := ix.load(ctx, tx, rowids[:n])
+		if err != nil {
+			return nil, err
+		}
+		if len(hits) != n {
+			// The rowids came from the same table in the same snapshot:
+			// rows that cannot be found again sit on damaged pages.
+			return nil, fmt.Errorf("list index %s: %w (%d of %d listed notes cannot be read)", ix.path, ErrCorrupt, n-len(hits), n)
+		}
+		out = append(out, hits...)
+		rowids = rowids[n:]
+	}
+	return out, nil
+}
+
+// Get returns the indexed note with id.
+func (ix *Index) Get(ctx context.Context, id string) (Hit, error) {
+	rows, err := ix.db.QueryContext(ctx, selectHit+` WHERE m.id = ?`, id)
+	if err != nil {
+		return Hit{}, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return Hit{}, ix.wrap("read", err)
+		}
+		return Hit{}, ErrNotFound
+	}
+	h, _, err := scanHit(rows)
+	if err != nil {
+		return Hit{}, ix.wrap("read", err)
+	}
+	return h, nil
+}
+
+// Stats counts indexed notes.
+type Stats struct {
+	Total     int            `json:"total"`
+	ByType    map[string]int `json:"by_type"`
+	ByScope   map[string]int `json:"by_scope"`
+	ByProject map[string]int `json:"by_project"`
+}
+
+// Stats counts notes by type, scope and project.
+func (ix *Index) Stats(ctx context.Context) (Stats, error) {
+	s := Stats{ByType: map[string]int{}, ByScope: map[string]int{}, ByProject: map[string]int{}}
+	for col, m := range map[string]map[string]int{"type": s.ByType, "scope": s.ByScope, "project": s.ByProject} {
+		rows, err := ix.db.QueryContext(ctx, `SELECT `+col+`, COUNT(*) FROM memories GROUP BY `+col)
+		if err != nil {
+			return s, ix.wrap("count", err)
+		}
+		for rows.Next() {
+			var k string
+			var c int
+			if err := rows.Scan(&k, &c); err != nil {
+				rows.Close()
+				return s, ix.wrap("count", err)
+			}
+			m[k] = c
+			if col == "type" {
+				s.Total += c
+			}
+		}
+		rows.Close()
+	}
+	return s, nil
+}
+
+// SupersededIDs returns the ids some note supersedes, sorted.
+func (ix *Index) SupersededIDs(ctx context.Context) ([]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT superseded_id FROM memory_supersedes`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out, rows.Err()
+}
+
+// RarestWords returns up to n of words with the fewest notes containing
+// them (by index_postings; words that are not one token are skipped). Benchmarks use it to
+// build queries about one note.
+func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]string, error) {
+	type wc struct {
+		w  string
+		df int64
+	}
+	var cs []wc
+	seen := map[string]bool{}
+	for _, w := range words {
+		terms, ok := phraseTokens([]string{w})
+		if !ok || seen[terms[0]] {
+			continue
+		}
+		seen[terms[0]] = true
+		var c int64
+		err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`, terms[0]).Scan(&c)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, ix.wrap("read", err)
+		}
+		if c > 0 {
+			cs = append(cs, wc{strings.ToLower(w), c})
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].df < cs[j].df || cs[i].df == cs[j].df && cs[i].w < cs[j].w })
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].w)
+	}
+	return out, nil
+}
+
+// FindSession returns the id of the note captured for a Claude Code
+// session (prov_session), or "" if there is none.
+func (ix *Index) FindSession(ctx context.Context, session string) (string, error) {
+	var id string
+	err := ix.db.QueryRowContext(ctx, `SELECT id FROM memories WHERE prov_session = ? AND type = 'episodic' ORDER BY created_at LIMIT 1`, session).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", ix.wrap("read", err)
+	}
+	return id, nil
+}
+
+// Forks returns, for each note superseded by two or more live notes (two
+// machines superseded it independently), the ids of those successors,
+// sorted. Neither successor knows the other, so both stay live.
+func (ix *Index) Forks(ctx context.Context) (map[string][]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT s.superseded_id, s.memory_id FROM memory_supersedes s
+ WHERE s.memory_id NOT IN (SELECT superseded_id FROM memory_supersedes)
+   AND s.superseded_id IN (SELECT superseded_id FROM memory_supersedes
+       WHERE memory_id NOT IN (SELECT superseded_id FROM memory_supersedes)
+       GROUP BY superseded_id HAVING count(*) > 1)
+ ORDER BY s.superseded_id, s.memory_id`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var of, by string
+		if err := rows.Scan(&of, &by); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		out[of] = append(out[of], by)
+	}
+	return out, rows.Err()
+}
+
+// ConflictCopiesOf returns the ids of the conflict copies of each of ids
+// that has any, sorted; nil ids: of every note.
+func (ix *Index) ConflictCopiesOf(ctx context.Context, ids []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	q := `SELECT conflict_of, memory_id FROM memory_conflicts`
+	args := make([]any, len(ids))
+	switch {
+	case ids == nil:
+	case len(ids) == 0:
+		return out, nil
+	default:
+		q += ` WHERE conflict_of IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `)`
+		for i, id := range ids {
+			args[i] = id
+		}
+	}
+	rows, err := ix.db.QueryContext(ctx, q+` ORDER BY conflict_of, memory_id`, args...)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var of, c string
+		if err := rows.Scan(&of, &c); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		out[of] = append(out[of], c)
+	}
+	return out, rows.Err()
+}
+
+// Files returns the recorded state of every note file, keyed by path.
+func (ix *Index) Files(ctx context.Context) (map[string]File, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	out := map[string]File{}
+	for rows.Next() {
+		var f File
+		var id, e sql.NullString
+		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		f.NoteID, f.Error = id.String, e.String
+		out[f.Path] = f
+	}
+	if err := rows.Err(); err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	return out, nil
+}
+
+// BadFiles lists files that are not indexed and why, by path.
+func (ix *Index) BadFiles(ctx context.Context) ([]File, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files WHERE error IS NOT NULL ORDER BY path`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	var out []File
+	for rows.Next() {
+		var f File
+		var id, e sql.NullString
+		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		f.NoteID, f.Error = id.String, e.String
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+// DuplicatesOf lists files recorded as duplicates of the given ids.
+func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, error) {
+	var out []string
+	for _, id := range ids {
+		rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE note_id = ? AND error IS NOT NULL ORDER BY path`, id)
+		if err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
+				return nil, ix.wrap("read", err)
+			}
+			out = append(out, p)
+		}
+		rows.Close()
+	}
+	return out, nil
+}
+
+// ConflictCopies lists indexed files named as merge conflict copies
+// (<stem>.conflict-<hash>.md), by path.
+func (ix *Index) ConflictCopies(ctx context.Context) ([]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE error IS NULL AND path LIKE '%.conflict-%' ORDER BY path`)
+	if err != nil {
+		return nil, ix.wrap("read", err)
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
