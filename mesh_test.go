@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/anamnesis-memory/anamnesis/tailnet"
 )
 
 // TestMeshConvergence: three machines, no hub. Each serves its memory/
@@ -36,7 +36,7 @@ func TestMeshConvergence(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Close()
-		srv := httptest.NewServer(&tailnet.Handler{GitDir: filepath.Join(homes[i], "memory", ".git"), Auth: tailnet.LoopbackAuth{}})
+		srv := httptest.NewServer(&gitsync.Handler{GitDir: filepath.Join(homes[i], "memory", ".git"), Auth: gitsync.LoopbackAuth{}})
 		t.Cleanup(srv.Close)
 		urls[i] = srv.URL + "/memory"
 	}
@@ -238,7 +238,7 @@ func TestPeerListNoneReachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.Close()
-	srv := httptest.NewServer(&tailnet.Handler{GitDir: filepath.Join(up, "memory", ".git"), Auth: tailnet.LoopbackAuth{}})
+	srv := httptest.NewServer(&gitsync.Handler{GitDir: filepath.Join(up, "memory", ".git"), Auth: gitsync.LoopbackAuth{}})
 	defer srv.Close()
 	s.Close()
 	s, err = Open(ctx, home, Options{MachineID: "m", Remote: "peers:" + down1 + "," + srv.URL + "/memory"})

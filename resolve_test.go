@@ -1,20 +1,18 @@
 package anamnesis
 
 import (
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // machines opens two homes (two machines) sharing a bare hub.
 func machines(t *testing.T) (a, b *Store) {
 	t.Helper()
-	hub := filepath.Join(t.TempDir(), "hub.git")
-	if out, err := exec.Command("git", "init", "--bare", "-b", "main", hub).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	hub := testutil.BareHub(t)
 	open := func(machine string) *Store {
 		s, err := Open(ctx, t.TempDir(), Options{MachineID: machine, Remote: hub, Create: true})
 		if err != nil {
@@ -104,7 +102,7 @@ func TestConflictCopyShownAndResolved(t *testing.T) {
 	if cs, _ := b.Conflicts(ctx); len(cs) != 0 {
 		t.Errorf("still in conflict: %+v", cs)
 	}
-	if out, _ := exec.Command("git", "-C", filepath.Join(b.Home(), "memory"), "status", "--porcelain").Output(); len(out) != 0 {
+	if out := testutil.Git(t, filepath.Join(b.Home(), "memory"), "status", "--porcelain"); len(out) != 0 {
 		t.Errorf("resolution not committed: %s", out)
 	}
 	mustSync(t, b, a)

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
 	_ "modernc.org/sqlite"
 )
@@ -675,10 +675,7 @@ func (p *progressLog) stage(t *testing.T, name string) []progressCall {
 // with the empty stage that tells a printer to clear its line.
 func TestProgressOfLongWork(t *testing.T) {
 	const notes = 300
-	hub := filepath.Join(t.TempDir(), "hub.git")
-	if out, err := exec.Command("git", "init", "--bare", "-b", "main", hub).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	hub := testutil.BareHub(t)
 	a := t.TempDir()
 	tree := note.Tree{Root: filepath.Join(a, note.PortableDir), Scope: note.ScopePortable}
 	for i := 0; i < notes; i++ {

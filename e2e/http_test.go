@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/httphub"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -110,32 +111,20 @@ auth.require = ("/git" => ("method" => "basic", "realm" => "git", "require" => "
 func (h *webHub) repo(t *testing.T, name, branch string, readme bool) string {
 	t.Helper()
 	dir := filepath.Join(h.root, name)
-	git(t, "", "init", "-q", "--bare", "-b", branch, dir)
+	testutil.Git(t, "", "init", "-q", "--bare", "-b", branch, dir)
 	if readme {
 		work := filepath.Join(t.TempDir(), "work")
-		git(t, "", "init", "-q", "-b", branch, work)
+		testutil.Git(t, "", "init", "-q", "-b", branch, work)
 		os.WriteFile(filepath.Join(work, "README.md"), []byte("# memory\n\nNotes my machines share.\n"), 0o644)
-		git(t, work, "add", "README.md")
-		git(t, work, "commit", "-q", "-m", "Initial commit")
-		git(t, work, "push", "-q", dir, branch)
+		testutil.Git(t, work, "add", "README.md")
+		testutil.Git(t, work, "commit", "-q", "-m", "Initial commit")
+		testutil.Git(t, work, "push", "-q", dir, branch)
 	}
 	return h.base + "/" + name
 }
 
 func (h *webHub) withCreds(url, pass string) string {
 	return strings.Replace(url, "://", "://"+h.user+":"+pass+"@", 1)
-}
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=person", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=person", "GIT_COMMITTER_EMAIL=p@x")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
 }
 
 // machine is a user with a machine id and a remote, set up with init as
@@ -224,7 +213,7 @@ func TestHTTPHubCredentials(t *testing.T) {
 		if took > 5*time.Second {
 			t.Errorf("a refused password took %v", took)
 		}
-		if log := git(t, filepath.Join(d.store, "memory"), "log", "--oneline"); !strings.Contains(log, "sync from kiosk") {
+		if log := testutil.Git(t, filepath.Join(d.store, "memory"), "log", "--oneline"); !strings.Contains(log, "sync from kiosk") {
 			t.Errorf("note not committed: %s", log)
 		}
 	})
@@ -268,7 +257,7 @@ func TestHTTPHubsAsUsersCreateThem(t *testing.T) {
 		if out := b.anamnesis("show", id); !strings.Contains(out, "tuatara") {
 			t.Errorf("b: %s", out)
 		}
-		if got := strings.TrimSpace(git(t, filepath.Join(h.root, "master.git"), "for-each-ref", "--format=%(refname:short)", "refs/heads")); got != "master" {
+		if got := strings.TrimSpace(testutil.Git(t, filepath.Join(h.root, "master.git"), "for-each-ref", "--format=%(refname:short)", "refs/heads")); got != "master" {
 			t.Errorf("hub branches %q, want master only", got)
 		}
 	})

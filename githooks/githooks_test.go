@@ -6,19 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func runGit(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
+)
 
 // fakeBinary records every call's arguments and stdin, one line each.
 func fakeBinary(t *testing.T) (bin, log string) {
@@ -33,7 +23,7 @@ func newRepo(t *testing.T) string {
 	t.Setenv("HOME", t.TempDir()) // no global git config of the machine leaks in
 	t.Setenv("XDG_CONFIG_HOME", "")
 	dir := filepath.Join(t.TempDir(), "memory")
-	runGit(t, t.TempDir(), "init", "-b", "main", dir)
+	testutil.Git(t, t.TempDir(), "init", "-b", "main", dir)
 	return dir
 }
 
@@ -57,8 +47,8 @@ func TestInstallRunsOnCommitAndChainsUserHook(t *testing.T) {
 		t.Fatal("second install moved our own hook aside")
 	}
 	os.WriteFile(filepath.Join(repo, "a.md"), []byte("x"), 0o644)
-	runGit(t, repo, "add", "a.md")
-	runGit(t, repo, "commit", "-m", "first") // our hook exits 3 inside; git must not care
+	testutil.Git(t, repo, "add", "a.md")
+	testutil.Git(t, repo, "commit", "-m", "first") // our hook exits 3 inside; git must not care
 	calls, _ := os.ReadFile(log)
 	if !strings.Contains(string(calls), "--home /store/home hook post-commit") {
 		t.Errorf("hook did not call the binary: %q", calls)
@@ -66,7 +56,7 @@ func TestInstallRunsOnCommitAndChainsUserHook(t *testing.T) {
 	if _, err := os.Stat(userRan); err != nil {
 		t.Error("the user's post-commit did not run")
 	}
-	runGit(t, repo, "commit", "--amend", "-m", "amended")
+	testutil.Git(t, repo, "commit", "--amend", "-m", "amended")
 	calls, _ = os.ReadFile(log)
 	if !strings.Contains(string(calls), "hook post-rewrite amend | ") {
 		t.Errorf("post-rewrite not called with its args and stdin: %q", calls)
@@ -110,7 +100,7 @@ func TestInstallRefusesWhenPrevTaken(t *testing.T) {
 func TestRepoHooksPathIsHonoured(t *testing.T) {
 	repo := newRepo(t)
 	bin, log := fakeBinary(t)
-	runGit(t, repo, "config", "core.hooksPath", ".githooks")
+	testutil.Git(t, repo, "config", "core.hooksPath", ".githooks")
 	states, err := Install(repo, bin, "/h")
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +109,8 @@ func TestRepoHooksPathIsHonoured(t *testing.T) {
 		t.Fatalf("installed at %s", states[0].Path)
 	}
 	os.WriteFile(filepath.Join(repo, "a.md"), []byte("x"), 0o644)
-	runGit(t, repo, "add", "a.md")
-	runGit(t, repo, "commit", "-m", "c")
+	testutil.Git(t, repo, "add", "a.md")
+	testutil.Git(t, repo, "commit", "-m", "c")
 	if calls, _ := os.ReadFile(log); !strings.Contains(string(calls), "hook post-commit") {
 		t.Error("hook in core.hooksPath did not run")
 	}
@@ -140,12 +130,12 @@ func TestGlobalHooksPathGetsAPrivateDirThatChains(t *testing.T) {
 	if strings.HasPrefix(states[0].Path, global) {
 		t.Fatal("wrote into the shared global hooks directory")
 	}
-	if got := strings.TrimSpace(runGit(t, repo, "config", "--local", "core.hooksPath")); got != filepath.Join(repo, ".git", localHooksDir) {
+	if got := strings.TrimSpace(testutil.Git(t, repo, "config", "--local", "core.hooksPath")); got != filepath.Join(repo, ".git", localHooksDir) {
 		t.Fatalf("local hooksPath %q", got)
 	}
 	os.WriteFile(filepath.Join(repo, "a.md"), []byte("x"), 0o644)
-	runGit(t, repo, "add", "a.md")
-	runGit(t, repo, "commit", "-m", "c")
+	testutil.Git(t, repo, "add", "a.md")
+	testutil.Git(t, repo, "commit", "-m", "c")
 	if calls, _ := os.ReadFile(log); !strings.Contains(string(calls), "hook post-commit") {
 		t.Error("our hook did not run")
 	}

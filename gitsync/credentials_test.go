@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/httphub"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
@@ -135,13 +136,13 @@ func TestCredentialsStayWhereTheUserPutThem(t *testing.T) {
 	noSecretIn(t, a.repo.GitDir(), "tok-3f9a1c")
 
 	// An older version's config, with the token in origin's URL.
-	gitCmd(t, a.repo.Dir(), "remote", "set-url", "origin", remote)
+	testutil.Git(t, a.repo.Dir(), "remote", "set-url", "origin", remote)
 	a.write(mkNote(a, "second", "y"))
 	if rep := a.sync(); !rep.Pushed {
 		t.Fatalf("second sync: %+v", rep)
 	}
 	noSecretIn(t, a.repo.GitDir(), "tok-3f9a1c")
-	if got := strings.TrimSpace(gitCmd(t, a.repo.Dir(), "remote", "get-url", "origin")); got != url {
+	if got := strings.TrimSpace(testutil.Git(t, a.repo.Dir(), "remote", "get-url", "origin")); got != url {
 		t.Errorf("origin is %q, want %q", got, url)
 	}
 }

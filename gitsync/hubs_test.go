@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/anamnesis-memory/anamnesis/internal/httphub"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -15,19 +16,19 @@ import (
 // README" is).
 func seedHub(t *testing.T, hub, branch string) {
 	t.Helper()
-	gitCmd(t, t.TempDir(), "init", "-q", "--bare", "-b", branch, hub)
-	gitCmd(t, hub, "config", "http.receivepack", "true")
+	testutil.Git(t, t.TempDir(), "init", "-q", "--bare", "-b", branch, hub)
+	testutil.Git(t, hub, "config", "http.receivepack", "true")
 	work := filepath.Join(t.TempDir(), "work")
-	gitCmd(t, t.TempDir(), "init", "-q", "-b", branch, work)
+	testutil.Git(t, t.TempDir(), "init", "-q", "-b", branch, work)
 	writeFile(t, filepath.Join(work, "README.md"), "# memory\n\nNotes shared by my machines.\n")
-	gitCmd(t, work, "add", "README.md")
-	gitCmd(t, work, "commit", "-q", "-m", "Initial commit")
-	gitCmd(t, work, "push", "-q", hub, branch)
+	testutil.Git(t, work, "add", "README.md")
+	testutil.Git(t, work, "commit", "-q", "-m", "Initial commit")
+	testutil.Git(t, work, "push", "-q", hub, branch)
 }
 
 func hubBranches(t *testing.T, hub string) string {
 	t.Helper()
-	return strings.TrimSpace(gitCmd(t, hub, "for-each-ref", "--format=%(refname:short)", "refs/heads"))
+	return strings.TrimSpace(testutil.Git(t, hub, "for-each-ref", "--format=%(refname:short)", "refs/heads"))
 }
 
 // TestHubWhoseDefaultBranchIsMaster: a hub created with master as its
@@ -57,7 +58,7 @@ func TestHubWhoseDefaultBranchIsMaster(t *testing.T) {
 			if got := hubBranches(t, hub); got != "master" {
 				t.Fatalf("hub branches: %q, want master only", got)
 			}
-			if !strings.Contains(gitCmd(t, hub, "log", "--format=%s", "master"), "sync from a") {
+			if !strings.Contains(testutil.Git(t, hub, "log", "--format=%s", "master"), "sync from a") {
 				t.Fatal("a's commit is not on master")
 			}
 			rep = b.sync()
@@ -94,15 +95,15 @@ func TestHubWhoseDefaultBranchIsMaster(t *testing.T) {
 func TestHubWithMainKeepsMain(t *testing.T) {
 	hub := filepath.Join(t.TempDir(), "hub.git")
 	seedHub(t, hub, "master")
-	gitCmd(t, hub, "branch", "main", "master")
+	testutil.Git(t, hub, "branch", "main", "master")
 	a := newMachine(t, "a", hub)
 	a.write(mkNote(a, "n", "x"))
 	rep := a.sync()
 	if rep.Branch != "main" || rep.BranchNote != "" {
 		t.Fatalf("report: %+v", rep)
 	}
-	if !strings.Contains(gitCmd(t, hub, "log", "--format=%s", "main"), "sync from a") ||
-		strings.Contains(gitCmd(t, hub, "log", "--format=%s", "master"), "sync from a") {
+	if !strings.Contains(testutil.Git(t, hub, "log", "--format=%s", "main"), "sync from a") ||
+		strings.Contains(testutil.Git(t, hub, "log", "--format=%s", "master"), "sync from a") {
 		t.Fatal("pushed to the wrong branch")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/httphub"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // trickle is a TCP proxy in front of a real hub that passes at most chunk
@@ -242,7 +243,7 @@ func TestStalledHubGivesUpInTime(t *testing.T) {
 // TestStalledPeerGivesUpInTime: the mesh's fetch from a peer is watched the
 // same way; the other peers still merge.
 func TestStalledPeerGivesUpInTime(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a := newMachine(t, "a", hub)
 	rel := a.write(mkNote(a, "from the good peer", "x"))
 	a.sync()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -156,7 +157,7 @@ func TestConflictCopyKeepsUnknownKeys(t *testing.T) {
 // TestSyncKeepsUnknownKeys: the same through real repositories and a hub:
 // two machines edit different parts of one hand-kept note and sync.
 func TestSyncKeepsUnknownKeys(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	rel := "semantic/01HANDWRITTEN00000000000000.md"
 	put := func(m *machine, s string) {

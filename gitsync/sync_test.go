@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,28 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 var ctx = context.Background()
-
-func gitCmd(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
-	}
-	return string(out)
-}
-
-func newHub(t *testing.T) string {
-	hub := filepath.Join(t.TempDir(), "hub.git")
-	gitCmd(t, t.TempDir(), "init", "--bare", "-b", "main", hub)
-	return hub
-}
 
 type machine struct {
 	name string
@@ -115,8 +97,8 @@ func (m *machine) tree() map[string]string {
 
 func (m *machine) fsck() {
 	m.t.Helper()
-	gitCmd(m.t, m.repo.Dir(), "fsck", "--strict")
-	if st := gitCmd(m.t, m.repo.Dir(), "status", "--porcelain"); st != "" {
+	testutil.Git(m.t, m.repo.Dir(), "fsck", "--strict")
+	if st := testutil.Git(m.t, m.repo.Dir(), "status", "--porcelain"); st != "" {
 		m.t.Errorf("%s: git status not clean after sync:\n%s", m.name, st)
 	}
 }
@@ -144,7 +126,7 @@ func mkNote(m *machine, title, body string) *note.Note {
 }
 
 func TestEmptyStoreEmptyRemote(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a := newMachine(t, "a", hub)
 	rep := a.sync()
 	if rep.Pushed || rep.Committed {
@@ -160,13 +142,13 @@ func TestEmptyStoreEmptyRemote(t *testing.T) {
 	if !rep.Pushed {
 		t.Fatalf("first push: %+v", rep)
 	}
-	if log := gitCmd(t, hub, "log", "--format=%an <%ae> %s", "main"); !strings.Contains(log, "anamnesis <anamnesis@a> anamnesis: sync from a at 2026-01-01T00:0") {
+	if log := testutil.Git(t, hub, "log", "--format=%an <%ae> %s", "main"); !strings.Contains(log, "anamnesis <anamnesis@a> anamnesis: sync from a at 2026-01-01T00:0") {
 		t.Errorf("commit identity/message: %s", log)
 	}
 }
 
 func TestNoteTravelsAndConcurrentEditsMerge(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	base := mkNote(a, "shared", "line one\nline two\nline three\nline four\nline five")
 	base.Tags = []string{"x"}
@@ -220,18 +202,18 @@ func TestNoteTravelsAndConcurrentEditsMerge(t *testing.T) {
 	}
 	a.fsck()
 	b.fsck()
-	graph := gitCmd(t, b.repo.Dir(), "log", "--graph", "--oneline", "main")
+	graph := testutil.Git(t, b.repo.Dir(), "log", "--graph", "--oneline", "main")
 	if !strings.Contains(graph, "|\\") && !strings.Contains(graph, "|/") {
 		t.Errorf("history shows no merge:\n%s", graph)
 	}
-	parents := strings.Fields(gitCmd(t, b.repo.Dir(), "log", "-1", "--merges", "--format=%P", "main"))
+	parents := strings.Fields(testutil.Git(t, b.repo.Dir(), "log", "-1", "--merges", "--format=%P", "main"))
 	if len(parents) != 2 {
 		t.Errorf("merge commit parents: %v", parents)
 	}
 }
 
 func TestOverlappingEditsMakeOneConflictCopy(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	n := mkNote(a, "contested", "the answer is 41")
 	rel := a.write(n)
@@ -274,7 +256,7 @@ func TestOverlappingEditsMakeOneConflictCopy(t *testing.T) {
 }
 
 func TestDeleteVersusEditKeepsTheEdit(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	rel := a.write(mkNote(a, "fragile", "v1"))
 	a.sync()
@@ -305,7 +287,7 @@ func TestDeleteVersusEditKeepsTheEdit(t *testing.T) {
 }
 
 func TestUnrelatedHistoriesMerge(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	ra := a.write(mkNote(a, "from a", "a"))
 	rb := b.write(mkNote(b, "from b", "b"))
@@ -323,7 +305,7 @@ func TestUnrelatedHistoriesMerge(t *testing.T) {
 }
 
 func TestMergeRefusesToOverwriteUntrackedFile(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	b.write(mkNote(b, "b's", "b"))
 	b.sync()
@@ -367,7 +349,7 @@ func TestMergeRefusesToOverwriteUntrackedFile(t *testing.T) {
 }
 
 func TestConcurrentSyncsOnOneRepo(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a := newMachine(t, "a", hub)
 	for i := 0; i < 5; i++ {
 		a.write(mkNote(a, fmt.Sprintf("n%d", i), "x"))
@@ -390,7 +372,7 @@ func TestConcurrentSyncsOnOneRepo(t *testing.T) {
 		}
 	}
 	a.fsck()
-	if got := strings.Count(gitCmd(t, hub, "ls-tree", "-r", "--name-only", "main"), "\n"); got != 5 {
+	if got := strings.Count(testutil.Git(t, hub, "ls-tree", "-r", "--name-only", "main"), "\n"); got != 5 {
 		t.Errorf("hub has %d files", got)
 	}
 }
@@ -404,7 +386,7 @@ func TestSyncTimesOutOnAHangingRemote(t *testing.T) {
 	os.WriteFile(fake, []byte("#!/bin/sh\nsleep 30\n"), 0o755)
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	start := time.Now()
-	_, err := a.repo.Sync(ctx, Options{Remote: newHub(t), Timeout: time.Second})
+	_, err := a.repo.Sync(ctx, Options{Remote: testutil.BareHub(t), Timeout: time.Second})
 	if err == nil || time.Since(start) > 10*time.Second {
 		t.Fatalf("want a timeout error quickly, got %v after %v", err, time.Since(start))
 	}
@@ -428,7 +410,7 @@ func TestRandomizedConvergence(t *testing.T) {
 	if testing.Short() {
 		rounds = 15
 	}
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	seed := int64(42)
 	if s := os.Getenv("ANAMNESIS_SEED"); s != "" {
 		fmt.Sscan(s, &seed)
@@ -485,7 +467,7 @@ func TestRandomizedConvergence(t *testing.T) {
 			trace("%s sync merged=%v ff=%v copies=%v old=%s new=%s", m.name, rep.Merged, rep.FastForward, rep.ConflictCopies, rep.Old[:7], rep.Head[:7])
 			if w := os.Getenv("ANAMNESIS_TRACE_PATH"); w != "" {
 				if data, err := os.ReadFile(filepath.Join(m.repo.Dir(), w)); err == nil {
-					trace("   %s now: %q; log: %s", m.name, strings.SplitN(string(data), "---\n", 3)[2], strings.ReplaceAll(gitCmd(t, m.repo.Dir(), "log", "--full-history", "--format=%h[%p] %s", "-4", "--", w), "\n", " | "))
+					trace("   %s now: %q; log: %s", m.name, strings.SplitN(string(data), "---\n", 3)[2], strings.ReplaceAll(testutil.Git(t, m.repo.Dir(), "log", "--full-history", "--format=%h[%p] %s", "-4", "--", w), "\n", " | "))
 				} else {
 					trace("   %s now: absent", m.name)
 				}
@@ -526,7 +508,7 @@ func TestRandomizedConvergence(t *testing.T) {
 // refuses to overwrite it, the sync commits it and merges again, and both
 // versions survive.
 func TestSyncRetriesWhenANoteChangesMidMerge(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	b.write(mkNote(b, "b's", "b"))
 	b.sync()
@@ -579,7 +561,7 @@ func TestDirty(t *testing.T) {
 	m.repo.CommitAll()
 	check(false, "after committing the delete")
 	os.WriteFile(filepath.Join(m.repo.Dir(), "x.md"), []byte("x"), 0o644)
-	gitCmd(t, m.repo.Dir(), "add", "x.md")
+	testutil.Git(t, m.repo.Dir(), "add", "x.md")
 	os.Remove(filepath.Join(m.repo.Dir(), "x.md"))
 	os.WriteFile(filepath.Join(m.repo.Dir(), "x.md"), []byte("x"), 0o644)
 	check(true, "staged but not committed")
@@ -590,7 +572,7 @@ func TestDirty(t *testing.T) {
 // the next sync must not fail on it ("ref file is empty"), and a real git
 // must accept the repository afterwards.
 func TestTruncatedTrackingRefAfterACrash(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a := newMachine(t, "a", hub)
 	b := newMachine(t, "b", hub)
 	a.write(mkNote(a, "first", "x"))
@@ -623,7 +605,7 @@ func TestTruncatedTrackingRefAfterACrash(t *testing.T) {
 // TestStaleRefLockAfterACrash: a refs/heads/main.lock left by a process
 // killed mid-update does not block later syncs.
 func TestStaleRefLockAfterACrash(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a := newMachine(t, "a", hub)
 	a.write(mkNote(a, "first", "x"))
 	a.sync()
@@ -647,8 +629,8 @@ func TestStaleRefLockAfterACrash(t *testing.T) {
 // a hub that checks objects (receive.fsckObjects, as hosted git does)
 // would refuse this push and every later one.
 func TestHostileMachineIDStillMakesCommitsGitAccepts(t *testing.T) {
-	hub := newHub(t)
-	gitCmd(t, hub, "config", "receive.fsckObjects", "true")
+	hub := testutil.BareHub(t)
+	testutil.Git(t, hub, "config", "receive.fsckObjects", "true")
 	m := newMachine(t, "m", hub)
 	r, err := Open(m.repo.Dir(), "evil <x@y>\nname\x00", func() time.Time { return m.tick })
 	if err != nil {
@@ -660,9 +642,9 @@ func TestHostileMachineIDStillMakesCommitsGitAccepts(t *testing.T) {
 	if !rep.Pushed {
 		t.Fatalf("not pushed: %+v", rep)
 	}
-	gitCmd(t, hub, "fsck", "--strict")
+	testutil.Git(t, hub, "fsck", "--strict")
 	m.fsck()
-	if log := gitCmd(t, hub, "log", "--format=%ae", "main"); strings.ContainsAny(strings.TrimSpace(log), "<>\n") {
+	if log := testutil.Git(t, hub, "log", "--format=%ae", "main"); strings.ContainsAny(strings.TrimSpace(log), "<>\n") {
 		t.Errorf("author email %q", log)
 	}
 }
@@ -674,7 +656,7 @@ func TestHostileMachineIDStillMakesCommitsGitAccepts(t *testing.T) {
 // directory") with the pulled notes half written, and the next sync then
 // committed the other machine's notes as a local commit.
 func TestStatusDuringCheckoutLeavesItAlone(t *testing.T) {
-	hub := newHub(t)
+	hub := testutil.BareHub(t)
 	a, b := newMachine(t, "a", hub), newMachine(t, "b", hub)
 	for i := 0; i < 5; i++ {
 		a.write(mkNote(a, fmt.Sprintf("note %d", i), "from a"))
@@ -708,7 +690,7 @@ func TestStatusDuringCheckoutLeavesItAlone(t *testing.T) {
 	if rep.Committed {
 		t.Error("the next sync committed pulled notes as local changes")
 	}
-	if hubHead := strings.TrimSpace(gitCmd(t, hub, "rev-parse", "main")); rep.Head != hubHead {
+	if hubHead := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main")); rep.Head != hubHead {
 		t.Errorf("b's head %s is not the hub's %s", rep.Head, hubHead)
 	}
 	sameTrees(t, a, b)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"golang.org/x/crypto/ssh"
@@ -30,8 +31,8 @@ func TestHTTPRemote(t *testing.T) {
 	}
 	root := t.TempDir()
 	hub := filepath.Join(root, "hub.git")
-	gitCmd(t, root, "init", "--bare", "-b", "main", hub)
-	gitCmd(t, hub, "config", "http.receivepack", "true")
+	testutil.Git(t, root, "init", "--bare", "-b", "main", hub)
+	testutil.Git(t, hub, "config", "http.receivepack", "true")
 	backend := &cgi.Handler{Path: gitBin, Args: []string{"http-backend"},
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "REMOTE_USER=memory"}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +55,7 @@ func TestHTTPRemote(t *testing.T) {
 	if b.read(rel).Body != "smart http works" {
 		t.Fatal("note did not arrive over http")
 	}
-	if !strings.Contains(gitCmd(t, hub, "log", "--oneline", "main"), "sync from a") {
+	if !strings.Contains(testutil.Git(t, hub, "log", "--oneline", "main"), "sync from a") {
 		t.Error("hub does not have a's commit")
 	}
 

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"tailscale.com/client/local"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
@@ -327,10 +328,10 @@ type WhoIsAuth struct {
 func (a WhoIsAuth) Authorize(ctx context.Context, remoteAddr string) (string, error) {
 	who, err := a.D.WhoIs(ctx, remoteAddr)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s is not a known tailnet node (%v)", ErrForbidden, remoteAddr, err)
+		return "", fmt.Errorf("%w: %s is not a known tailnet node (%v)", gitsync.ErrForbidden, remoteAddr, err)
 	}
 	if who == nil || who.Node == nil || who.UserProfile == nil {
-		return "", fmt.Errorf("%w: tailscaled gave no identity for %s", ErrForbidden, remoteAddr)
+		return "", fmt.Errorf("%w: tailscaled gave no identity for %s", gitsync.ErrForbidden, remoteAddr)
 	}
 	name := who.Node.ComputedName
 	if name == "" {
@@ -342,18 +343,8 @@ func (a WhoIsAuth) Authorize(ctx context.Context, remoteAddr string) (string, er
 	if len(who.Node.Tags) == 0 && who.UserProfile.ID == a.User {
 		return name + " (" + who.UserProfile.LoginName + ")", nil
 	}
-	return "", fmt.Errorf("%w: %s (%s) belongs to another user or carries no allowed tag", ErrForbidden, name, who.UserProfile.LoginName)
+	return "", fmt.Errorf("%w: %s (%s) belongs to another user or carries no allowed tag", gitsync.ErrForbidden, name, who.UserProfile.LoginName)
 }
 
-// LoopbackAuth lets callers on this machine's loopback addresses in, for
-// tests and for serving to a local process; everything else is refused.
-type LoopbackAuth struct{}
-
-// Authorize implements Authorizer.
-func (LoopbackAuth) Authorize(_ context.Context, remoteAddr string) (string, error) {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
-		return "loopback " + host, nil
-	}
-	return "", fmt.Errorf("%w: %s is not a loopback address", ErrForbidden, remoteAddr)
-}
+// WhoIsAuth is what `anamnesis serve` authorizes callers with.
+var _ gitsync.Authorizer = WhoIsAuth{}

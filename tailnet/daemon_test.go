@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/tailcfg"
@@ -67,8 +71,8 @@ func TestWhoIsAuth(t *testing.T) {
 		if ok != (err == nil) {
 			t.Errorf("%s: who %q err %v", addr, who, err)
 		}
-		if err != nil && !errors.Is(err, ErrForbidden) {
-			t.Errorf("%s: error should be ErrForbidden: %v", addr, err)
+		if err != nil && !errors.Is(err, gitsync.ErrForbidden) {
+			t.Errorf("%s: error should be gitsync.ErrForbidden: %v", addr, err)
 		}
 	}
 }
@@ -104,7 +108,7 @@ func TestStatusMessages(t *testing.T) {
 
 func TestLoopbackAuth(t *testing.T) {
 	for addr, ok := range map[string]bool{"127.0.0.1:1": true, "[::1]:1": true, "10.0.0.1:1": false, "junk": false} {
-		if _, err := (LoopbackAuth{}).Authorize(context.Background(), addr); ok != (err == nil) {
+		if _, err := (gitsync.LoopbackAuth{}).Authorize(context.Background(), addr); ok != (err == nil) {
 			t.Errorf("%s: %v", addr, err)
 		}
 	}
@@ -170,6 +174,28 @@ func TestProbeDialsThroughTailscaledAndSaysWhyNot(t *testing.T) {
 	if n := dials.Load(); n != 4 {
 		t.Errorf("%d dials through tailscaled, want 4 (one per probed peer)", n)
 	}
+}
+
+type allowAll struct{}
+
+func (allowAll) Authorize(context.Context, string) (string, error) { return "tester", nil }
+
+type denyAll struct{}
+
+func (denyAll) Authorize(context.Context, string) (string, error) { return "", gitsync.ErrForbidden }
+
+// serveRepo serves a one-commit repository with the upload-pack endpoint
+// of `anamnesis serve` on loopback and returns its URL.
+func serveRepo(t *testing.T, auth gitsync.Authorizer) (repo, url string) {
+	repo = filepath.Join(t.TempDir(), "memory")
+	testutil.Git(t, t.TempDir(), "init", "-q", "-b", "main", repo)
+	os.MkdirAll(filepath.Join(repo, "semantic"), 0o755)
+	os.WriteFile(filepath.Join(repo, "semantic", "a.md"), []byte("first note\n"), 0o644)
+	testutil.Git(t, repo, "add", ".")
+	testutil.Git(t, repo, "commit", "-q", "-m", "first")
+	srv := httptest.NewServer(&gitsync.Handler{GitDir: filepath.Join(repo, ".git"), Auth: auth})
+	t.Cleanup(srv.Close)
+	return repo, srv.URL + "/memory"
 }
 
 // closedPort is a loopback address where nothing listens.

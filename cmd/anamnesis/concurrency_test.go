@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 func stressSeconds() time.Duration {
@@ -22,7 +24,7 @@ func stressSeconds() time.Duration {
 // one home for a fixed time. No lock error may reach the user, every
 // search must succeed, and every write must end up committed.
 func TestEightProcessesOnOneHome(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	awaitDetached(t, home)
 	mustOK(t, anmRemote(t, home, "box", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "seed heron"))
@@ -83,13 +85,13 @@ func TestEightProcessesOnOneHome(t *testing.T) {
 		t.Error(f)
 	}
 	mustOK(t, anmRemote(t, home, "box", hub, "", "sync"))
-	tree := gitIn(t, home+"/memory", "ls-tree", "-r", "--name-only", "HEAD")
+	tree := testutil.Git(t, home+"/memory", "ls-tree", "-r", "--name-only", "HEAD")
 	for _, id := range written {
 		if !strings.Contains(tree, id) {
 			t.Errorf("write %s not committed", id)
 		}
 	}
-	if st := gitIn(t, home+"/memory", "status", "--porcelain"); st != "" {
+	if st := testutil.Git(t, home+"/memory", "status", "--porcelain"); st != "" {
 		t.Errorf("uncommitted leftovers: %s", st)
 	}
 	// Writes, reindexes and syncs from eight processes must leave the

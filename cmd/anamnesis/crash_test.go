@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // crashRuns is how many syncs are killed: ANAMNESIS_CRASH_RUNS (make
@@ -31,7 +33,7 @@ func crashRuns() int {
 // index agrees with the files after one reconcile, and every note that was
 // committed before a kill still exists, on the victim and on the hub.
 func TestKilledSyncsLoseNothing(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	victim, other := t.TempDir(), t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -66,14 +68,14 @@ func TestKilledSyncsLoseNothing(t *testing.T) {
 			t.Fatalf("sync after %d kills failed: %s", runs, res.stderr)
 		}
 	}
-	gitIn(t, filepath.Join(victim, "memory"), "fsck", "--strict")
-	gitIn(t, hub, "fsck", "--strict")
+	testutil.Git(t, filepath.Join(victim, "memory"), "fsck", "--strict")
+	testutil.Git(t, hub, "fsck", "--strict")
 	mustOK(t, anm(t, victim, "", "reindex"))
 	again := mustOK(t, anmRemote(t, victim, "victim", hub, "", "reindex", "--json"))
 	if !strings.Contains(again.stdout, `"added": 0`) || !strings.Contains(again.stdout, `"updated": 0`) || !strings.Contains(again.stdout, `"deleted": 0`) {
 		t.Errorf("index and files disagree after a reconcile: %s", again.stdout)
 	}
-	hubFiles := gitIn(t, hub, "ls-tree", "-r", "--name-only", "main")
+	hubFiles := testutil.Git(t, hub, "ls-tree", "-r", "--name-only", "main")
 	for _, id := range committed {
 		if _, err := os.Stat(filepath.Join(victim, "memory", "semantic", id+".md")); err != nil {
 			t.Errorf("note %s committed before a kill is gone from the victim", id)

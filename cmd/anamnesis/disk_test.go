@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 func mount(t *testing.T, args ...string) {
@@ -61,7 +63,7 @@ func TestFullDisk(t *testing.T) {
 // with a clear error and leaves nothing; machine-local notes, search and
 // status still work; once writable again, writes and sync work.
 func TestReadOnlyMemory(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	mustOK(t, anmRemote(t, home, "box", hub, "", "write", "--type", "semantic", "--title", "before", "--body", "heron"))
 	mem := filepath.Join(home, "memory")
@@ -83,7 +85,7 @@ func TestReadOnlyMemory(t *testing.T) {
 	umount(mem)
 	mustOK(t, anmRemote(t, home, "box", hub, "", "write", "--type", "semantic", "--title", "after", "--body", "writable again"))
 	mustOK(t, anmRemote(t, home, "box", hub, "", "sync"))
-	if n := strings.Count(gitIn(t, hub, "ls-tree", "-r", "--name-only", "main"), ".md"); n != 2 {
+	if n := strings.Count(testutil.Git(t, hub, "ls-tree", "-r", "--name-only", "main"), ".md"); n != 2 {
 		t.Errorf("hub has %d notes, want 2", n)
 	}
 }
@@ -110,13 +112,13 @@ func TestHostileInputs(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "git-upload-pack"), []byte("#!/bin/sh\nhead -c 2000 /dev/urandom\n"), 0o755)
 	cmd := exec.Command(binary, "sync", "--timeout", "5s")
-	cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_GIT_REMOTE="+bareHub(t), "PATH="+dir+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_GIT_REMOTE="+testutil.BareHub(t), "PATH="+dir+":"+os.Getenv("PATH"))
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "kept", "--body", "safe"))
 	out, err := cmd.CombinedOutput()
 	if err == nil || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 || !strings.Contains(string(out), "local notes are committed") {
 		t.Errorf("garbage remote: %v %q", err, out)
 	}
-	if log := gitIn(t, filepath.Join(home, "memory"), "log", "--oneline"); !strings.Contains(log, "sync from") {
+	if log := testutil.Git(t, filepath.Join(home, "memory"), "log", "--oneline"); !strings.Contains(log, "sync from") {
 		t.Error("note not committed")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	_ "modernc.org/sqlite"
 )
 
@@ -114,7 +115,7 @@ func ctx0() context.Context { return context.Background() }
 // captured note reaches the hub through the detached sync the hook starts,
 // while the hook itself returns at once.
 func TestSessionEndSyncsInTheBackground(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	awaitDetached(t, home)
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "b"))

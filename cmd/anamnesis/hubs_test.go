@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // userHub makes a bare hub as users create one: `git init --bare` with
@@ -14,9 +16,9 @@ import (
 func userHub(t *testing.T, branch string) string {
 	t.Helper()
 	hub := filepath.Join(t.TempDir(), "hub.git")
-	gitIn(t, t.TempDir(), "init", "-q", "--bare", "-b", branch, hub)
+	testutil.Git(t, t.TempDir(), "init", "-q", "--bare", "-b", branch, hub)
 	work := filepath.Join(t.TempDir(), "work")
-	gitIn(t, t.TempDir(), "init", "-q", "-b", branch, work)
+	testutil.Git(t, t.TempDir(), "init", "-q", "-b", branch, work)
 	for rel, data := range map[string]string{
 		"README.md":                     "# memory\n\nNotes shared by my machines.\n",
 		"docs/setup.md":                 "How to set up a machine.\n",
@@ -28,9 +30,9 @@ func userHub(t *testing.T, branch string) string {
 			t.Fatal(err)
 		}
 	}
-	gitIn(t, work, "add", "-A")
-	gitIn(t, work, "commit", "-q", "-m", "Initial commit")
-	gitIn(t, work, "push", "-q", hub, branch)
+	testutil.Git(t, work, "add", "-A")
+	testutil.Git(t, work, "commit", "-q", "-m", "Initial commit")
+	testutil.Git(t, work, "push", "-q", hub, branch)
 	return hub
 }
 
@@ -62,7 +64,7 @@ func TestHubCreatedWithAReadme(t *testing.T) {
 		!strings.Contains(r.stdout, "3 files that are not notes (.github/ISSUE_TEMPLATE/bug.md, README.md, docs/setup.md) are synced but not indexed") {
 		t.Errorf("doctor:\n%s%s", r.stdout, r.stderr)
 	}
-	if got := strings.TrimSpace(gitIn(t, hub, "ls-tree", "-r", "--name-only", "main")); !strings.Contains(got, "README.md") || !strings.Contains(got, "semantic/") {
+	if got := strings.TrimSpace(testutil.Git(t, hub, "ls-tree", "-r", "--name-only", "main")); !strings.Contains(got, "README.md") || !strings.Contains(got, "semantic/") {
 		t.Errorf("hub's main after the sync:\n%s", got)
 	}
 	if r := mustOK(t, anmRemote(t, home, "desk", hub, "", "search", "wombat")); !strings.Contains(r.stdout, "hub with a readme") {
@@ -81,7 +83,7 @@ func TestHubWhoseDefaultIsMaster(t *testing.T) {
 	if strings.Count(r.stdout, "default branch master") != 1 {
 		t.Errorf("sync does not say once which branch it follows:\n%s", r.stdout)
 	}
-	if got := strings.TrimSpace(gitIn(t, hub, "for-each-ref", "--format=%(refname:short)", "refs/heads")); got != "master" {
+	if got := strings.TrimSpace(testutil.Git(t, hub, "for-each-ref", "--format=%(refname:short)", "refs/heads")); got != "master" {
 		t.Fatalf("hub branches %q, want master only", got)
 	}
 	r = mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync", "--json"))
@@ -92,7 +94,7 @@ func TestHubWhoseDefaultIsMaster(t *testing.T) {
 		t.Errorf("b: %s", r.stdout)
 	}
 	clone := filepath.Join(t.TempDir(), "clone")
-	gitIn(t, t.TempDir(), "clone", "-q", hub, clone)
+	testutil.Git(t, t.TempDir(), "clone", "-q", hub, clone)
 	if _, err := os.Stat(filepath.Join(clone, "semantic", id+".md")); err != nil {
 		t.Errorf("git clone of the hub lacks the note: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // noteFiles counts the note files under home's memory/ and local/.
@@ -78,8 +80,8 @@ func TestBadMachineIDIsRefusedNamingItsSource(t *testing.T) {
 // An unusual but valid machine id (spaces, quotes, non-ASCII) makes
 // commits that a hub checking objects accepts.
 func TestUnusualMachineIDPushesToACheckingHub(t *testing.T) {
-	hub := bareHub(t)
-	gitIn(t, hub, "config", "receive.fsckObjects", "true")
+	hub := testutil.BareHub(t)
+	testutil.Git(t, hub, "config", "receive.fsckObjects", "true")
 	home := t.TempDir()
 	id := `Bob's "work" laptop — ünïcode (2)`
 	mustOK(t, anmRemote(t, home, id, hub, "", "write", "--type", "semantic", "--title", "t", "--body", "b"))
@@ -87,5 +89,5 @@ func TestUnusualMachineIDPushesToACheckingHub(t *testing.T) {
 	if !strings.Contains(r.stdout, `"pushed": true`) {
 		t.Fatalf("not pushed: %s", r.stdout)
 	}
-	gitIn(t, hub, "fsck", "--strict")
+	testutil.Git(t, hub, "fsck", "--strict")
 }

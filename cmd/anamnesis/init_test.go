@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // anmUser runs the CLI as a user whose home directory is userHome.
@@ -148,7 +150,7 @@ func TestInitRefusesBrokenSettings(t *testing.T) {
 func TestInitRespectsClaudeConfigDirAndRemote(t *testing.T) {
 	uh := t.TempDir()
 	cdir := filepath.Join(t.TempDir(), "claude-config")
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	cmd := exec.Command(binary, "init", "--yes", "--remote", hub)
 	cmd.Env = append(os.Environ(), "HOME="+uh, "CLAUDE_CONFIG_DIR="+cdir, "PATH=/usr/bin:/bin", "ANAMNESIS_HOME=", "ANAMNESIS_GIT_REMOTE=")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/internal/synth"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
 	_ "modernc.org/sqlite"
 )
@@ -88,7 +89,7 @@ func listedIDs(t *testing.T, home string) map[string]bool {
 func committedIDs(t *testing.T, home string) map[string]bool {
 	t.Helper()
 	ids := map[string]bool{}
-	for _, l := range strings.Split(gitIn(t, filepath.Join(home, "memory"), "log", "--name-only", "--format="), "\n") {
+	for _, l := range strings.Split(testutil.Git(t, filepath.Join(home, "memory"), "log", "--name-only", "--format="), "\n") {
 		if strings.HasSuffix(l, ".md") {
 			ids[strings.TrimSuffix(path.Base(l), ".md")] = true
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -255,7 +256,7 @@ func TestMCPServerAnswersMalformedLinesAndKeepsServing(t *testing.T) {
 // A note written through MCP is on the hub within seconds (a debounced
 // background sync), not when the session ends.
 func TestMCPWriteReachesTheHubWithinSeconds(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "sync"))
 	defer awaitDetached(t, home)
@@ -273,7 +274,7 @@ func TestMCPWriteReachesTheHubWithinSeconds(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if log := gitIn(t, hub, "log", "--all", "--format=%s", "--name-only"); strings.Contains(log, "semantic/") {
+		if log := testutil.Git(t, hub, "log", "--all", "--format=%s", "--name-only"); strings.Contains(log, "semantic/") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/synth"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -25,7 +26,7 @@ func TestStatusWhileALargePullRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("pulls thousands of notes")
 	}
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	mustOK(t, anmRemote(t, b, "laptop", hub, "", "sync")) // b's repository exists, empty
 	mem := note.Tree{Root: filepath.Join(a, "memory"), Scope: note.ScopePortable}
@@ -63,13 +64,13 @@ func TestStatusWhileALargePullRuns(t *testing.T) {
 		t.Errorf("the next sync committed pulled notes as local changes: %s", next.stdout)
 	}
 	memB := filepath.Join(b, "memory")
-	if head, hubHead := gitIn(t, memB, "rev-parse", "main"), gitIn(t, hub, "rev-parse", "main"); head != hubHead {
+	if head, hubHead := testutil.Git(t, memB, "rev-parse", "main"), testutil.Git(t, hub, "rev-parse", "main"); head != hubHead {
 		t.Errorf("b's head %s is not the hub's %s", head, hubHead)
 	}
-	if st := gitIn(t, memB, "status", "--porcelain"); st != "" {
+	if st := testutil.Git(t, memB, "status", "--porcelain"); st != "" {
 		t.Errorf("b's worktree differs from its head:\n%s", st)
 	}
-	if got := strings.Count(gitIn(t, memB, "ls-files"), ".md"); got != n {
+	if got := strings.Count(testutil.Git(t, memB, "ls-files"), ".md"); got != n {
 		t.Errorf("b has %d notes, want %d", got, n)
 	}
 }
@@ -100,7 +101,7 @@ func memorySnapshot(t *testing.T, root string) map[string]string {
 // a checkout leftover of a killed sync, and memory/ must be exactly as
 // before: the leftover is the next sync's to remove, under the lock.
 func TestReadersLeaveMemoryUntouched(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "heron deploy window",
 		"--body", "The heron service deploys on Tuesdays.")).stdout)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/anamnesis-memory/anamnesis/internal/httphub"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // startHTTPHub serves one bare repository through git http-backend on
@@ -133,10 +134,10 @@ func TestTokenInRemoteNeverShown(t *testing.T) {
 
 	// An older version stored the token in memory/.git/config.
 	mem := filepath.Join(home, "memory")
-	gitIn(t, mem, "remote", "set-url", "origin", remote)
+	testutil.Git(t, mem, "remote", "set-url", "origin", remote)
 	mustOK(t, run("", "sync"))
 	noSecretInFiles(t, token, mem)
-	if got := strings.TrimSpace(gitIn(t, mem, "remote", "get-url", "origin")); got != url {
+	if got := strings.TrimSpace(testutil.Git(t, mem, "remote", "get-url", "origin")); got != url {
 		t.Errorf("origin is %s, want %s", got, url)
 	}
 

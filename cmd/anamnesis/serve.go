@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/anamnesis-memory/anamnesis/tailnet"
 	"github.com/urfave/cli/v2"
@@ -45,14 +46,14 @@ func serveCommand() *cli.Command {
 			}
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
 			d := tailnet.LocalDaemon(s.TailscaleSocket())
-			var auth tailnet.Authorizer
+			var auth gitsync.Authorizer
 			var self tailnet.Self
 			var addrs []string
 			if c.Bool("allow-loopback") {
 				if c.String("listen") == "" {
 					return usagef("--allow-loopback needs --listen")
 				}
-				auth = tailnet.LoopbackAuth{}
+				auth = gitsync.LoopbackAuth{}
 			} else {
 				self, _, err = tailnet.Status(c.Context, d)
 				if err != nil {
@@ -67,7 +68,7 @@ func serveCommand() *cli.Command {
 			if len(addrs) == 0 {
 				return errors.New("this machine has no Tailscale address to listen on")
 			}
-			h := &tailnet.Handler{GitDir: filepath.Join(s.Home(), note.PortableDir, ".git"), Auth: auth, Log: log}
+			h := &gitsync.Handler{GitDir: filepath.Join(s.Home(), note.PortableDir, ".git"), Auth: auth, Log: log}
 			errs := make(chan error, len(addrs))
 			var servers []*http.Server
 			for _, a := range addrs {

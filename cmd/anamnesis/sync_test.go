@@ -9,25 +9,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
-
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=person", "GIT_AUTHOR_EMAIL=p@x", "GIT_COMMITTER_NAME=person", "GIT_COMMITTER_EMAIL=p@x")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func bareHub(t *testing.T) string {
-	hub := filepath.Join(t.TempDir(), "hub.git")
-	gitIn(t, t.TempDir(), "init", "--bare", "-b", "main", hub)
-	return hub
-}
 
 // anmRemote runs the CLI for one machine: its own home and machine id, the hub as remote.
 func anmRemote(t *testing.T, home, machine, hub, stdin string, args ...string) result {
@@ -36,12 +20,12 @@ func anmRemote(t *testing.T, home, machine, hub, stdin string, args ...string) r
 }
 
 func TestSyncBetweenTwoMachines(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "procedural", "--title", "Use WAL mode for SQLite",
 		"--body", "Set busy_timeout on every connection to avoid lock errors.")).stdout)
 	// The write is committed at once, before any sync.
-	if log := gitIn(t, filepath.Join(a, "memory"), "log", "--format=%ae %s"); !strings.Contains(log, "anamnesis@desk anamnesis: sync from desk at ") {
+	if log := testutil.Git(t, filepath.Join(a, "memory"), "log", "--format=%ae %s"); !strings.Contains(log, "anamnesis@desk anamnesis: sync from desk at ") {
 		t.Fatalf("write not committed: %q", log)
 	}
 	r := mustOK(t, anmRemote(t, a, "desk", hub, "", "sync", "--json"))
@@ -78,12 +62,12 @@ func TestSyncBetweenTwoMachines(t *testing.T) {
 		t.Errorf("status: %s", r.stdout)
 	}
 	for _, h := range []string{a, b} {
-		gitIn(t, filepath.Join(h, "memory"), "fsck", "--strict")
+		testutil.Git(t, filepath.Join(h, "memory"), "fsck", "--strict")
 	}
 }
 
 func TestConflictCopyIsListedAndSearchable(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "answer", "--body", "the answer is 41")).stdout)
 	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
@@ -139,7 +123,7 @@ func TestConflictCopyIsListedAndSearchable(t *testing.T) {
 }
 
 func TestHandGitPullFiresHookAndKeepsUserHook(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "first", "--body", "first note"))
 	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
@@ -160,7 +144,7 @@ func TestHandGitPullFiresHookAndKeepsUserHook(t *testing.T) {
 	// A new note arrives at the hub; the user pulls by hand.
 	mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "pulled by hand", "--body", "the flamingo protocol"))
 	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
-	gitIn(t, mem, "pull", "--no-rebase", "origin", "main")
+	testutil.Git(t, mem, "pull", "--no-rebase", "origin", "main")
 	if _, err := os.Stat(marker); err != nil {
 		t.Error("the user's own post-merge hook did not run")
 	}
@@ -180,7 +164,7 @@ func TestHandGitPullFiresHookAndKeepsUserHook(t *testing.T) {
 }
 
 func TestConcurrentSyncProcesses(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	a := t.TempDir()
 	for i := 0; i < 3; i++ {
 		mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "n", "--body", "b"))
@@ -197,8 +181,8 @@ func TestConcurrentSyncProcesses(t *testing.T) {
 			t.Errorf("concurrent sync failed: %s", r.stderr)
 		}
 	}
-	gitIn(t, filepath.Join(a, "memory"), "fsck", "--strict")
-	if n := strings.Count(gitIn(t, hub, "ls-tree", "-r", "--name-only", "main"), ".md"); n != 3 {
+	testutil.Git(t, filepath.Join(a, "memory"), "fsck", "--strict")
+	if n := strings.Count(testutil.Git(t, hub, "ls-tree", "-r", "--name-only", "main"), ".md"); n != 3 {
 		t.Errorf("hub has %d notes", n)
 	}
 }
@@ -211,13 +195,13 @@ func TestUnreachableRemoteIsOneClearLine(t *testing.T) {
 	if r.code != 1 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "local notes are committed") {
 		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
 	}
-	if log := gitIn(t, filepath.Join(a, "memory"), "log", "--oneline"); strings.Count(log, "\n") != 1 {
+	if log := testutil.Git(t, filepath.Join(a, "memory"), "log", "--oneline"); strings.Count(log, "\n") != 1 {
 		t.Errorf("note not committed: %q", log)
 	}
 }
 
 func TestDoctorNamesConflictCopies(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "answer", "--body", "41")).stdout)
 	mustOK(t, anmRemote(t, a, "desk", hub, "", "sync"))
@@ -240,7 +224,7 @@ func TestDoctorNamesConflictCopies(t *testing.T) {
 // them, `doctor --fix` removes the old ones and keeps a fresh one, and the
 // hand git works again.
 func TestDoctorFixesStaleGitLocks(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "locks", "--body", "stale locks"))
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "sync"))
@@ -277,6 +261,6 @@ func TestDoctorFixesStaleGitLocks(t *testing.T) {
 		t.Errorf("doctor --fix removed a fresh lock a running git may hold: %v", err)
 	}
 	os.Remove(fresh)
-	gitIn(t, filepath.Join(home, "memory"), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--allow-empty", "-m", "by hand")
+	testutil.Git(t, filepath.Join(home, "memory"), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--allow-empty", "-m", "by hand")
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "sync"))
 }

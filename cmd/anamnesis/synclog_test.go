@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // waitDetached waits for the syncs a hook started detached on home.
@@ -27,7 +29,7 @@ var logLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z pid (\
 // report; and the log, which may name the remote, is private (0600 in a
 // 0700 state directory), even when an older version left it 0644.
 func TestBackgroundSyncsShareTheirLog(t *testing.T) {
-	hub := bareHub(t)
+	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	awaitDetached(t, home)
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "b"))

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 func TestVersionString(t *testing.T) {
@@ -56,10 +58,10 @@ func TestVersionOfACheckoutBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	gitIn(t, src, "init", "-q", "-b", "main")
-	gitIn(t, src, "add", "-A")
-	gitIn(t, src, "commit", "-q", "-m", "snapshot")
-	rev := strings.TrimSpace(gitIn(t, src, "rev-parse", "HEAD"))
+	testutil.Git(t, src, "init", "-q", "-b", "main")
+	testutil.Git(t, src, "add", "-A")
+	testutil.Git(t, src, "commit", "-q", "-m", "snapshot")
+	rev := strings.TrimSpace(testutil.Git(t, src, "rev-parse", "HEAD"))
 	os.WriteFile(filepath.Join(src, "scratch.txt"), []byte("uncommitted\n"), 0o644)
 
 	bin := filepath.Join(t.TempDir(), "anamnesis")

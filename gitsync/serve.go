@@ -1,4 +1,4 @@
-package tailnet
+package gitsync
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -256,4 +257,17 @@ func parseUploadRequest(data []byte, have func(plumbing.Hash) bool) (*packp.Uplo
 	}
 	req.Haves = haves
 	return req, done, nil
+}
+
+// LoopbackAuth lets callers on this machine's loopback addresses in, for
+// tests and for serving to a local process; everything else is refused.
+type LoopbackAuth struct{}
+
+// Authorize implements Authorizer.
+func (LoopbackAuth) Authorize(_ context.Context, remoteAddr string) (string, error) {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if ip := net.ParseIP(host); err == nil && ip != nil && ip.IsLoopback() {
+		return "loopback " + host, nil
+	}
+	return "", fmt.Errorf("%w: %s is not a loopback address", ErrForbidden, remoteAddr)
 }

@@ -1,17 +1,16 @@
-package tailnet
+package gitsync
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 )
@@ -24,40 +23,17 @@ type denyAll struct{}
 
 func (denyAll) Authorize(context.Context, string) (string, error) { return "", ErrForbidden }
 
-func run(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-func tryGit(dir string, args ...string) error {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return errors.New(string(out))
-	}
-	return nil
-}
-
 func commit(t *testing.T, dir, name, content string) {
 	t.Helper()
 	os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 	os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644)
-	run(t, dir, "add", name)
-	run(t, dir, "commit", "-q", "-m", "add "+name)
+	testutil.Git(t, dir, "add", name)
+	testutil.Git(t, dir, "commit", "-q", "-m", "add "+name)
 }
 
 func serveRepo(t *testing.T, auth Authorizer) (repo, url string) {
 	repo = filepath.Join(t.TempDir(), "memory")
-	run(t, t.TempDir(), "init", "-q", "-b", "main", repo)
+	testutil.Git(t, t.TempDir(), "init", "-q", "-b", "main", repo)
 	commit(t, repo, "semantic/a.md", "first note\n")
 	srv := httptest.NewServer(&Handler{GitDir: filepath.Join(repo, ".git"), Auth: auth})
 	t.Cleanup(srv.Close)
@@ -68,14 +44,14 @@ func TestServeToGitCLIAndGoGit(t *testing.T) {
 	repo, url := serveRepo(t, allowAll{})
 	// git CLI clone, then an incremental fetch with negotiation.
 	cli := filepath.Join(t.TempDir(), "cli")
-	run(t, t.TempDir(), "clone", "-q", url, cli)
+	testutil.Git(t, t.TempDir(), "clone", "-q", url, cli)
 	if data, _ := os.ReadFile(filepath.Join(cli, "semantic/a.md")); string(data) != "first note\n" {
 		t.Fatal("git clone over our endpoint did not bring the note")
 	}
 	commit(t, repo, "semantic/b.md", "second note\n")
 	commit(t, cli, "local-only.md", "client commit the server never saw\n")
-	run(t, cli, "fetch", "-q", "origin")
-	if out := run(t, cli, "show", "origin/main:semantic/b.md"); out != "second note\n" {
+	testutil.Git(t, cli, "fetch", "-q", "origin")
+	if out := testutil.Git(t, cli, "show", "origin/main:semantic/b.md"); out != "second note\n" {
 		t.Errorf("git fetch: %q", out)
 	}
 	// go-git clone and a fetch from a diverged clone (haves unknown to the server).
@@ -90,28 +66,28 @@ func TestServeToGitCLIAndGoGit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go-git fetch of a diverged clone: %v", err)
 	}
-	if out := run(t, gg, "show", "origin/main:semantic/c.md"); out != "third note\n" {
+	if out := testutil.Git(t, gg, "show", "origin/main:semantic/c.md"); out != "third note\n" {
 		t.Errorf("go-git fetch: %q", out)
 	}
-	run(t, gg, "fsck", "--strict")
+	testutil.Git(t, gg, "fsck", "--strict")
 }
 
 func TestServeRefusesStrangersAndPushes(t *testing.T) {
 	_, url := serveRepo(t, denyAll{})
-	if err := tryGit(t.TempDir(), "clone", "-q", url, "x"); err == nil || !strings.Contains(err.Error(), "403") {
-		t.Errorf("denied clone: %v", err)
+	if out, err := testutil.TryGit(t.TempDir(), "clone", "-q", url, "x"); err == nil || !strings.Contains(out, "403") {
+		t.Errorf("denied clone: %v %s", err, out)
 	}
 	repo, open := serveRepo(t, allowAll{})
 	cli := filepath.Join(t.TempDir(), "cli")
-	run(t, t.TempDir(), "clone", "-q", open, cli)
+	testutil.Git(t, t.TempDir(), "clone", "-q", open, cli)
 	commit(t, cli, "intruder.md", "should not land\n")
-	if err := tryGit(cli, "push", "origin", "main"); err == nil {
+	if _, err := testutil.TryGit(cli, "push", "origin", "main"); err == nil {
 		t.Fatal("push was accepted")
 	}
 	if _, err := os.Stat(filepath.Join(repo, "intruder.md")); err == nil {
 		t.Fatal("push reached the served checkout")
 	}
-	log := run(t, repo, "log", "--oneline")
+	log := testutil.Git(t, repo, "log", "--oneline")
 	if strings.Contains(log, "intruder") {
 		t.Fatal("push landed in history")
 	}
@@ -119,7 +95,7 @@ func TestServeRefusesStrangersAndPushes(t *testing.T) {
 
 func TestServeRejectsBadRequests(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "memory")
-	run(t, t.TempDir(), "init", "-q", "-b", "main", repo)
+	testutil.Git(t, t.TempDir(), "init", "-q", "-b", "main", repo)
 	commit(t, repo, "a.md", "x")
 	h := &Handler{GitDir: filepath.Join(repo, ".git"), Auth: allowAll{}}
 	post := func(body []byte) int {
