@@ -225,7 +225,7 @@ func (s *Store) syncChecks(ctx context.Context) []Check {
 		}
 		out = append(out, Check{Name: "remote", State: state, Detail: "mesh (" + shown + "); tailnet: " + st.Text})
 	default:
-		repo, err := s.repo()
+		repo, err := s.repo(ctx)
 		if err == nil {
 			err = repo.Reachable(ctx, r.Hub, 10*time.Second)
 		}

@@ -32,7 +32,7 @@ func TestMeshConvergence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.EnsureRepo(); err != nil {
+		if err := s.EnsureRepo(ctx); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -234,7 +234,7 @@ func TestPeerListNoneReachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := u.EnsureRepo(); err != nil {
+	if err := u.EnsureRepo(ctx); err != nil {
 		t.Fatal(err)
 	}
 	u.Close()

@@ -118,7 +118,7 @@ func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result,
 		return res, err
 	}
 	// The rebuild read the worktree, which holds at least HEAD.
-	if head, err := s.memoryHead(); err == nil {
+	if head, err := s.memoryHead(ctx); err == nil {
 		if err := setIndexed(ctx, ix, head); err != nil {
 			return res, err
 		}
@@ -177,11 +177,11 @@ func (s *Store) produceChanges(ctx context.Context, files []located, yield func(
 }
 
 // memoryHead is memory/'s HEAD, or zero when there is no repository yet.
-func (s *Store) memoryHead() (plumbing.Hash, error) {
+func (s *Store) memoryHead(ctx context.Context) (plumbing.Hash, error) {
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
 		return plumbing.ZeroHash, nil
 	}
-	r, err := s.repo()
+	r, err := s.repo(ctx)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -352,7 +352,7 @@ func (s *Store) indexedSince(ctx context.Context) (indexState, error) {
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
 		return st, nil
 	}
-	r, err := s.repo()
+	r, err := s.repo(ctx)
 	if err != nil {
 		return st, err
 	}

@@ -91,7 +91,7 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 		Sync:  SyncStatus{Remote: gitsync.Redact(s.Remote()), ConflictCopies: copies, Conflicts: conflicts},
 	}
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
-		r, err := s.repo()
+		r, err := s.repo(ctx)
 		if err != nil {
 			return Status{}, err
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,13 +26,13 @@ const (
 
 // repo opens memory/'s git repository on first use, so commands that only
 // read the index never touch git.
-func (s *Store) repo() (*gitsync.Repo, error) {
+func (s *Store) repo(ctx context.Context) (*gitsync.Repo, error) {
 	s.gitMu.Lock() // the MCP server calls in from several goroutines
 	defer s.gitMu.Unlock()
 	if s.git != nil {
 		return s.git, nil
 	}
-	r, err := gitsync.Open(s.memory.Root, s.machineID, s.now)
+	r, err := gitsync.Open(ctx, s.memory.Root, s.machineID, s.now)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +68,7 @@ func (s *Store) commitNote(ctx context.Context, rel string, indexed bool) error 
 // commitNotes commits the given memory/ paths (written or removed) in one
 // commit; indexed as in commitNote.
 func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool) error {
-	r, err := s.repo()
+	r, err := s.repo(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool) er
 	if err != nil {
 		return err
 	}
-	head, _, err := r.CommitPaths(rels)
+	head, _, err := r.CommitPaths(ctx, rels)
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
 	}
@@ -161,7 +163,7 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 		return out, err
 	}
 	defer s.progress("", 0, 0)
-	r, err := s.repo()
+	r, err := s.repo(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -223,7 +225,21 @@ func (s *Store) conflictCopies(ctx context.Context) ([]string, error) {
 }
 
 // EnsureRepo creates memory/'s git repository if it does not exist yet.
-func (s *Store) EnsureRepo() error {
-	_, err := s.repo()
+func (s *Store) EnsureRepo(ctx context.Context) error {
+	_, err := s.repo(ctx)
 	return err
+}
+
+// LastCommits maps each machine id to the time of its newest commit in
+// memory/ (among the last 2,000), as `anamnesis peers` shows it. A store
+// without a repository yet has none.
+func (s *Store) LastCommits(ctx context.Context) (map[string]string, error) {
+	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+		return map[string]string{}, nil
+	}
+	r, err := s.repo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.LastCommitByMachine(ctx, 2000)
 }

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -145,12 +146,17 @@ func statFile(p string) (worktreeFile, []byte, error) {
 // unchanged files only get their stat data refreshed. It reports whether
 // any entry's content changed and whether any entry changed at all (the
 // index then needs saving).
-func (g *Repo) stageTouched(idx *index.Index, paths []string, known map[string]*index.Entry) (changed, touched bool, err error) {
+func (g *Repo) stageTouched(ctx context.Context, idx *index.Index, paths []string, known map[string]*index.Entry) (changed, touched bool, err error) {
 	racyBefore := time.Now().Add(-2 * time.Second)
 	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
 		racyBefore = fi.ModTime()
 	}
-	for _, rel := range paths {
+	for i, rel := range paths {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return changed, touched, err // nothing written yet: the index is saved by the caller only on success
+			}
+		}
 		e := known[rel]
 		abs := filepath.Join(g.dir, filepath.FromSlash(rel))
 		wf, link, err := statFile(abs)
@@ -255,7 +261,7 @@ func entryMap(idx *index.Index) map[string]*index.Entry {
 // CommitAll commits every change in the worktree (new, edited and deleted
 // files), as `git add -A && git commit` would. It returns the new head and
 // whether a commit was made. The caller holds the lock.
-func (g *Repo) CommitAll() (plumbing.Hash, bool, error) {
+func (g *Repo) CommitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 	idx, err := g.loadIndex()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -274,22 +280,22 @@ func (g *Repo) CommitAll() (plumbing.Hash, bool, error) {
 			paths = append(paths, p) // indexed but gone: stage the deletion
 		}
 	}
-	return g.commit(idx, known, paths)
+	return g.commit(ctx, idx, known, paths)
 }
 
 // CommitPaths commits the current content of the given worktree paths
 // (relative, forward slashes) without scanning anything else: the fast
 // path after writing one note. The caller holds the lock.
-func (g *Repo) CommitPaths(paths []string) (plumbing.Hash, bool, error) {
+func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, bool, error) {
 	idx, err := g.loadIndex()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	return g.commit(idx, entryMap(idx), paths)
+	return g.commit(ctx, idx, entryMap(idx), paths)
 }
 
-func (g *Repo) commit(idx *index.Index, known map[string]*index.Entry, paths []string) (plumbing.Hash, bool, error) {
-	_, touched, err := g.stageTouched(idx, paths, known)
+func (g *Repo) commit(ctx context.Context, idx *index.Index, known map[string]*index.Entry, paths []string) (plumbing.Hash, bool, error) {
+	_, touched, err := g.stageTouched(ctx, idx, paths, known)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,8 +24,8 @@ type Lock struct {
 	f *os.File
 }
 
-// LockPath is the lock file inside a repository's .git directory.
-func LockPath(gitDir string) string { return filepath.Join(gitDir, "anamnesis.lock") }
+// lockPath is the lock file inside a repository's .git directory.
+func lockPath(gitDir string) string { return filepath.Join(gitDir, "anamnesis.lock") }
 
 // What a lock holder records it is doing, so that a process waiting for
 // the lock can say truthfully whom it waits for.
@@ -41,7 +42,7 @@ func Acquire(ctx context.Context, gitDir string, wait time.Duration) (*Lock, err
 // AcquireAs is Acquire recording purpose (PurposeSync, PurposeWrite, or
 // "" for anything else) beside the holder's pid.
 func AcquireAs(ctx context.Context, gitDir string, wait time.Duration, purpose string) (*Lock, error) {
-	p := LockPath(gitDir)
+	p := lockPath(gitDir)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", p, err)
@@ -84,16 +85,9 @@ func (l *Lock) Release() error {
 	return err
 }
 
-// Holder reports the pid written by the current or last holder and
-// whether the lock is held right now.
-func Holder(gitDir string) (pid int, held bool, err error) {
-	pid, _, held, err = HolderAs(gitDir)
-	return pid, held, err
-}
-
 // HolderAs is Holder with the purpose the holder recorded ("" if none).
 func HolderAs(gitDir string) (pid int, purpose string, held bool, err error) {
-	p := LockPath(gitDir)
+	p := lockPath(gitDir)
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, "", false, nil
@@ -108,7 +102,7 @@ func HolderAs(gitDir string) (pid int, purpose string, held bool, err error) {
 	defer f.Close()
 	buf := make([]byte, 64)
 	n, _ := f.ReadAt(buf, 0)
-	fields := strings.Fields(string(trimSpace(buf[:n])))
+	fields := strings.Fields(string(bytes.TrimRight(buf[:n], "\n \x00")))
 	if len(fields) > 0 {
 		pid, _ = strconv.Atoi(fields[0])
 	}
@@ -120,78 +114,4 @@ func HolderAs(gitDir string) (pid int, purpose string, held bool, err error) {
 	}
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return pid, purpose, false, nil
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ' || b[len(b)-1] == 0) {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// StaleGitLocks lists git's own lock files in gitDir (index.lock,
-// HEAD.lock, packed-refs.lock, refs/**/*.lock, ...) whose modification
-// time is older than age. git holds them for milliseconds; one that
-// lingers was left by a git process that was killed, and until it goes
-// every git command in the repository fails with "File exists". Our own
-// flock (anamnesis.lock) is not listed: the kernel releases it.
-func StaleGitLocks(gitDir string, age time.Duration) ([]string, error) {
-	cutoff := time.Now().Add(-age)
-	var out []string
-	consider := func(p string, info os.FileInfo) {
-		if info.Mode().IsRegular() && filepath.Ext(p) == ".lock" && filepath.Base(p) != "anamnesis.lock" && info.ModTime().Before(cutoff) {
-			out = append(out, p)
-		}
-	}
-	top, err := os.ReadDir(gitDir)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", gitDir, err)
-	}
-	for _, e := range top {
-		if e.IsDir() {
-			continue
-		}
-		if info, err := e.Info(); err == nil {
-			consider(filepath.Join(gitDir, e.Name()), info)
-		}
-	}
-	refs := filepath.Join(gitDir, "refs")
-	err = filepath.Walk(refs, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		consider(p, info)
-		return nil
-	})
-	if err != nil {
-		return out, fmt.Errorf("walk %s: %w", refs, err)
-	}
-	return out, nil
-}
-
-// RemoveStaleGitLocks removes what StaleGitLocks finds, holding the
-// anamnesis lock meanwhile so that no sync of ours is between creating
-// and renaming a lock file. The age threshold is what keeps a running
-// hand `git` safe: it never holds a lock file that long.
-func RemoveStaleGitLocks(ctx context.Context, gitDir string, age time.Duration) ([]string, error) {
-	l, err := Acquire(ctx, gitDir, 10*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	defer l.Release()
-	stale, err := StaleGitLocks(gitDir, age)
-	if err != nil {
-		return nil, err
-	}
-	var removed []string
-	for _, p := range stale {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return removed, fmt.Errorf("remove stale git lock %s: %w", p, err)
-		}
-		removed = append(removed, p)
-	}
-	return removed, nil
 }

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -68,7 +69,7 @@ func mergeBase(l, r *object.Commit) (plumbing.Hash, error) {
 // three-way merge committed with two parents. The worktree is updated for
 // the changed paths only. The caller holds the lock and has committed
 // local changes first.
-func (g *Repo) Merge(theirs plumbing.Hash) (MergeResult, error) {
+func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, error) {
 	res := MergeResult{}
 	head, err := g.Head()
 	if err != nil {
@@ -85,7 +86,7 @@ func (g *Repo) Merge(theirs plumbing.Hash) (MergeResult, error) {
 	}
 	if head.IsZero() {
 		res.FastFwd = true
-		return g.finish(res, theirs)
+		return g.finish(ctx, res, theirs)
 	}
 	L, err := g.r.CommitObject(head)
 	if err != nil {
@@ -101,7 +102,7 @@ func (g *Repo) Merge(theirs plumbing.Hash) (MergeResult, error) {
 		return res, fmt.Errorf("compare %s and %s: %w", head, theirs, err)
 	} else if ok {
 		res.FastFwd = true
-		return g.finish(res, theirs)
+		return g.finish(ctx, res, theirs)
 	}
 	baseHash, err := mergeBase(L, R)
 	if err != nil {
@@ -139,7 +140,7 @@ func (g *Repo) Merge(theirs plumbing.Hash) (MergeResult, error) {
 		return res, err
 	}
 	res.Merged, res.Conflicts = true, conflicts
-	return g.finish(res, c)
+	return g.finish(ctx, res, c)
 }
 
 // mergeTrees applies the per-path policy: one-sided changes win, delete
@@ -212,8 +213,8 @@ func (g *Repo) mergeTrees(base, ours, theirs map[string]entry) (map[string]entry
 }
 
 // finish moves the worktree, the index and main from res.Old to target.
-func (g *Repo) finish(res MergeResult, target plumbing.Hash) (MergeResult, error) {
-	changed, err := g.checkout(res.Old, target)
+func (g *Repo) finish(ctx context.Context, res MergeResult, target plumbing.Hash) (MergeResult, error) {
+	changed, err := g.checkout(ctx, res.Old, target)
 	if err != nil {
 		return res, err
 	}
@@ -229,7 +230,7 @@ func (g *Repo) finish(res MergeResult, target plumbing.Hash) (MergeResult, error
 // written (temp + rename), the index updated, and main moved with a
 // compare-and-swap. A crash in between leaves files that equal the merge
 // result uncommitted, which the next sync commits: no silent revert.
-func (g *Repo) checkout(from, to plumbing.Hash) ([]string, error) {
+func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, error) {
 	fromTree, err := g.commitTree(from)
 	if err != nil {
 		return nil, err
@@ -273,6 +274,11 @@ func (g *Repo) checkout(from, to plumbing.Hash) ([]string, error) {
 		if !tracked || blobHash(data) != want.Hash {
 			return nil, fmt.Errorf("%w: %s", ErrDirtyPath, p)
 		}
+	}
+	// Past this point a cancel would leave the checkout half done (as safe
+	// as a crash, but needless): the last chance to stop is here.
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	// Files must be on disk before main moves (else a crash could leave a
 	// torn file that the next commit would record). Few files: fsync each;

@@ -81,11 +81,11 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 		var res MergeResult
 		var err error
 		for attempt := 0; attempt < 3; attempt++ {
-			res, err = g.Merge(heads[i])
+			res, err = g.Merge(ctx, heads[i])
 			if !errors.Is(err, ErrDirtyPath) {
 				break
 			}
-			if _, _, cerr := g.CommitAll(); cerr != nil {
+			if _, _, cerr := g.CommitAll(ctx); cerr != nil {
 				return results, conflicts, cerr
 			}
 		}

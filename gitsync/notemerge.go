@@ -100,14 +100,14 @@ func conflictCopy(lose *note.Note, raw []byte) []byte {
 	c := *lose
 	c.Extra = append([]note.Field(nil), lose.Extra...)
 	c.SetExtra(ConflictKey, lose.ID)
-	c.ID = ContentID(blobHash(raw))
+	c.ID = contentID(blobHash(raw))
 	return note.Marshal(&c)
 }
 
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
-// ContentID derives a 26-character id (ULID alphabet) from a hash.
-func ContentID(h plumbing.Hash) string {
+// contentID derives a 26-character id (ULID alphabet) from a hash.
+func contentID(h plumbing.Hash) string {
 	var out [26]byte
 	var acc uint64
 	bits, j := 0, 0

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,7 +46,10 @@ type Repo struct {
 
 // Open opens the repository at dir, initializing it (branch main) on first
 // use. machine names this machine in commit identities.
-func Open(dir, machine string, now func() time.Time) (*Repo, error) {
+func Open(ctx context.Context, dir, machine string, now func() time.Time) (*Repo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if now == nil {
 		now = time.Now
 	}
@@ -425,3 +429,37 @@ func createRefLock(lock string) (*os.File, error) {
 }
 
 func blobHash(data []byte) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }
+
+// LastCommitByMachine maps each machine id to the committer time of its
+// newest commit (authored anamnesis@MACHINE) among the newest n commits of
+// main, formatted as `git log --format=%cI` prints it. An empty repository
+// gives an empty map.
+func (g *Repo) LastCommitByMachine(ctx context.Context, n int) (map[string]string, error) {
+	out := map[string]string{}
+	head, err := g.Head()
+	if err != nil || head.IsZero() {
+		return out, err
+	}
+	iter, err := g.r.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	defer iter.Close()
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c, err := iter.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read history: %w", err)
+		}
+		m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
+		if ok && out[m] == "" {
+			out[m] = c.Committer.When.Format("2006-01-02T15:04:05-07:00")
+		}
+	}
+	return out, nil
+}

@@ -95,7 +95,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 	rep.Old = before.String()
 	opts.Progress("committing local notes")
-	head, committed, err := g.CommitAll()
+	head, committed, err := g.CommitAll(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("commit local notes: %w", err)
 	}
@@ -135,11 +135,11 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 			g.beforeMerge()
 		}
 		opts.Progress("merging")
-		res, err := g.Merge(theirs)
+		res, err := g.Merge(ctx, theirs)
 		if errors.Is(err, ErrDirtyPath) && round < opts.MaxRetries {
 			// A note was edited while we merged: nothing was touched.
 			// Commit the edit and merge again.
-			if _, c, cerr := g.CommitAll(); cerr != nil {
+			if _, c, cerr := g.CommitAll(ctx); cerr != nil {
 				return rep, fmt.Errorf("commit local notes: %w", cerr)
 			} else if c {
 				rep.Committed = true

@@ -30,7 +30,7 @@ type machine struct {
 func newMachine(t *testing.T, name, hub string) *machine {
 	dir := filepath.Join(t.TempDir(), name, "memory")
 	m := &machine{name: name, hub: hub, t: t, tick: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	r, err := Open(dir, name, func() time.Time { return m.tick })
+	r, err := Open(ctx, dir, name, func() time.Time { return m.tick })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestMergeRefusesToOverwriteUntrackedFile(t *testing.T) {
 		t.Fatalf("fetch: %v %v", fetched, err)
 	}
 	before, _ := b.repo.Head()
-	_, err = b.repo.Merge(theirs)
+	_, err = b.repo.Merge(ctx, theirs)
 	if !errors.Is(err, ErrDirtyPath) {
 		t.Fatalf("want ErrDirtyPath, got %v", err)
 	}
@@ -545,7 +545,7 @@ func TestDirty(t *testing.T) {
 		}
 	}
 	check(true, "uncommitted new file")
-	if _, _, err := m.repo.CommitAll(); err != nil {
+	if _, _, err := m.repo.CommitAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	check(false, "after commit")
@@ -554,11 +554,11 @@ func TestDirty(t *testing.T) {
 	n.Body = "body two" // same size
 	m.write(n)
 	check(true, "same-size edit")
-	m.repo.CommitAll()
+	m.repo.CommitAll(ctx)
 	check(false, "after second commit")
 	os.Remove(filepath.Join(m.repo.Dir(), rel))
 	check(true, "deleted file")
-	m.repo.CommitAll()
+	m.repo.CommitAll(ctx)
 	check(false, "after committing the delete")
 	os.WriteFile(filepath.Join(m.repo.Dir(), "x.md"), []byte("x"), 0o644)
 	testutil.Git(t, m.repo.Dir(), "add", "x.md")
@@ -632,7 +632,7 @@ func TestHostileMachineIDStillMakesCommitsGitAccepts(t *testing.T) {
 	hub := testutil.BareHub(t)
 	testutil.Git(t, hub, "config", "receive.fsckObjects", "true")
 	m := newMachine(t, "m", hub)
-	r, err := Open(m.repo.Dir(), "evil <x@y>\nname\x00", func() time.Time { return m.tick })
+	r, err := Open(ctx, m.repo.Dir(), "evil <x@y>\nname\x00", func() time.Time { return m.tick })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -662,7 +662,7 @@ func TestStatusDuringCheckoutLeavesItAlone(t *testing.T) {
 		a.write(mkNote(a, fmt.Sprintf("note %d", i), "from a"))
 	}
 	a.sync()
-	reader, err := Open(b.repo.Dir(), "b", nil) // what a status process opens
+	reader, err := Open(ctx, b.repo.Dir(), "b", nil) // what a status process opens
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -695,4 +695,31 @@ func TestStatusDuringCheckoutLeavesItAlone(t *testing.T) {
 	}
 	sameTrees(t, a, b)
 	b.fsck()
+}
+
+// LastCommitByMachine reads what `git log --format='%ae %cI'` shows,
+// newest commit per machine, with no git process.
+func TestLastCommitByMachine(t *testing.T) {
+	hub := testutil.BareHub(t)
+	a, b := newMachine(t, "desk", hub), newMachine(t, "laptop", hub)
+	a.write(mkNote(a, "one", "first"))
+	a.sync()
+	b.sync()
+	b.write(mkNote(b, "two", "second"))
+	b.sync()
+	a.sync()
+	got, err := a.repo.LastCommitByMachine(ctx, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(testutil.Git(t, a.repo.dir, "log", "--format=%ae %cI")), "\n") {
+		email, when, _ := strings.Cut(line, " ")
+		if m, ok := strings.CutPrefix(email, "anamnesis@"); ok && want[m] == "" {
+			want[m] = when
+		}
+	}
+	if len(want) != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, git log says %v", got, want)
+	}
 }

@@ -11,14 +11,14 @@ import (
 	"time"
 )
 
-// LockPath is the rebuild lock beside an index database. Only rebuilds
+// lockPath is the rebuild lock beside an index database. Only rebuilds
 // take it: a rebuild of 100,000 notes holds SQLite's write lock for
 // longer than any busy timeout, so processes that would rebuild too, or
 // whose writes timed out behind it, wait on this lock instead of failing
 // with SQLITE_BUSY or rebuilding the same index again.
-func LockPath(dbPath string) string { return dbPath + ".lock" }
+func lockPath(dbPath string) string { return dbPath + ".lock" }
 
-// RebuildLock is an exclusive flock on LockPath. The kernel releases it
+// RebuildLock is an exclusive flock on lockPath. The kernel releases it
 // when its holder exits, even by SIGKILL, so it is never stale.
 type RebuildLock struct{ f *os.File }
 
@@ -34,7 +34,7 @@ const waitNotice = time.Second
 // not nil, is called once with the holder's pid when the wait has lasted
 // a second.
 func AcquireRebuild(ctx context.Context, dbPath string, waiting func(pid int)) (*RebuildLock, error) {
-	p := LockPath(dbPath)
+	p := lockPath(dbPath)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open index lock %s: %w", p, err)
@@ -80,7 +80,7 @@ func (l *RebuildLock) Release() error {
 // It reports whether a rebuild was running; waiting is called as in
 // AcquireRebuild. A missing or unreadable lock file means no rebuild.
 func WaitRebuild(ctx context.Context, dbPath string, waiting func(pid int)) (bool, error) {
-	f, err := os.Open(LockPath(dbPath))
+	f, err := os.Open(lockPath(dbPath))
 	if err != nil {
 		return false, nil
 	}

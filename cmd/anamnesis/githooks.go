@@ -29,7 +29,7 @@ func hooksCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					err = s.EnsureRepo()
+					err = s.EnsureRepo(c.Context)
 					s.Close()
 					if err != nil {
 						return err

@@ -221,7 +221,7 @@ func runInit(c *cli.Context) error {
 		return err
 	}
 	defer s.Close()
-	if err := s.EnsureRepo(); err != nil {
+	if err := s.EnsureRepo(c.Context); err != nil {
 		return err
 	}
 	var activate []string // what a new Claude Code session picks up

@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/anamnesis-memory/anamnesis/tailnet"
 	"github.com/urfave/cli/v2"
 )
@@ -34,7 +31,7 @@ func peersCommand() *cli.Command {
 			socket := tailscaleSocketOption(c)
 			if s, err := openStore(c, forCommand); err == nil {
 				allow = s.Config().AllowTags
-				last = lastCommits(c.Context, filepath.Join(s.Home(), note.PortableDir))
+				last, _ = s.LastCommits(c.Context) // a peers listing without them is still useful
 				socket = s.TailscaleSocket()
 				s.Close()
 			}
@@ -88,25 +85,4 @@ func peersCommand() *cli.Command {
 			return nil
 		},
 	}
-}
-
-// lastCommits maps machine ids to the time of their last commit in
-// memory/ (author anamnesis@MACHINE), from the git history.
-func lastCommits(ctx context.Context, repo string) map[string]string {
-	out := map[string]string{}
-	cmd := exec.CommandContext(ctx, "git", "-C", repo, "log", "--format=%ae %cI", "-n", "2000")
-	data, err := cmd.Output()
-	if err != nil {
-		return out
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		email, when, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(email, "anamnesis@") {
-			continue
-		}
-		if m := strings.TrimPrefix(email, "anamnesis@"); out[m] == "" {
-			out[m] = when
-		}
-	}
-	return out
 }

@@ -41,7 +41,7 @@ func serveCommand() *cli.Command {
 				return err
 			}
 			defer s.Close()
-			if err := s.EnsureRepo(); err != nil {
+			if err := s.EnsureRepo(c.Context); err != nil {
 				return err
 			}
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))

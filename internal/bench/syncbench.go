@@ -107,11 +107,11 @@ func RunSync(ctx context.Context, cfg Config, n int) (SyncFigures, error) {
 	f.SyncPull10 = pct(pulls, 50)
 	cfg.logf("  sync: nothing to do %v; pulling 10 edited notes %v (%d index rows)", f.SyncNothing, f.SyncPull10, f.Reindexed)
 
-	r, err := gitsync.Open(filepath.Join(homeA, note.PortableDir), "bench-a", nil)
+	r, err := gitsync.Open(ctx, filepath.Join(homeA, note.PortableDir), "bench-a", nil)
 	if err != nil {
 		return f, err
 	}
-	if f.CommitNothing, err = timeMedian(5, func() error { _, _, err := r.CommitAll(); return err }); err != nil {
+	if f.CommitNothing, err = timeMedian(5, func() error { _, _, err := r.CommitAll(ctx); return err }); err != nil {
 		return f, err
 	}
 	one := filepath.Join(homeA, note.PortableDir, strings.TrimPrefix(paths[0], filepath.Join(homeB, note.PortableDir)+"/"))
@@ -121,7 +121,7 @@ func RunSync(ctx context.Context, cfg Config, n int) (SyncFigures, error) {
 		k++
 		return touch("", []string{one}, 100+k)
 	}, func() error {
-		_, committed, err := r.CommitPaths([]string{rel})
+		_, committed, err := r.CommitPaths(ctx, []string{rel})
 		if err == nil && !committed {
 			err = fmt.Errorf("nothing committed")
 		}
