@@ -90,7 +90,7 @@ func (s *Store) checkSuperseded(ctx context.Context, ids []string) error {
 
 func (s *Store) noteFileExists(id string) bool {
 	for _, t := range []note.Tree{s.memory, s.local} {
-		for _, typ := range note.Types {
+		for _, typ := range note.Types() {
 			if _, err := os.Stat(t.Path(typ + "/" + id + ".md")); err == nil {
 				return true
 			}

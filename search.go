@@ -147,7 +147,7 @@ func (s *Store) List(ctx context.Context, f index.Filter) ([]index.Hit, error) {
 
 func validateFilter(f index.Filter) error {
 	if f.Type != "" && !note.ValidType(f.Type) {
-		return invalidf("type %q is not one of %s", f.Type, strings.Join(note.Types, ", "))
+		return invalidf("type %q is not one of %s", f.Type, strings.Join(note.Types(), ", "))
 	}
 	if f.Scope != "" && !note.ValidScope(f.Scope) {
 		return invalidf("scope %q is not %s or %s", f.Scope, note.ScopePortable, note.ScopeMachineLocal)

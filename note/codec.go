@@ -162,7 +162,7 @@ func parseFrontmatter(front string) (*Note, error) {
 		return nil, malformed("id %q is not a valid note id", n.ID)
 	}
 	if !ValidType(n.Type) {
-		return nil, malformed("type %q is not one of %s", n.Type, strings.Join(Types, ", "))
+		return nil, malformed("type %q is not one of %s", n.Type, strings.Join(Types(), ", "))
 	}
 	n.keepSource(front, root, unknown)
 	return n, nil

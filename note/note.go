@@ -46,8 +46,9 @@ const MaxFileSize = 1 << 20
 // frontmatter. Every writer (CLI, MCP, hooks) is held to it by Validate.
 const MaxBody = MaxFileSize - 4096
 
-// Types lists the valid note types in a stable order.
-var Types = []string{TypeProcedural, TypeSemantic, TypeEpisodic}
+// Types lists the valid note types in a stable order; the slice is fresh
+// on each call, so no caller can change what is valid.
+func Types() []string { return []string{TypeProcedural, TypeSemantic, TypeEpisodic} }
 
 // Note is one memory note. Field order mirrors the frontmatter key order.
 type Note struct {
@@ -144,7 +145,7 @@ func (n *Note) Validate() error {
 		return fmt.Errorf("id %q is not a valid note id", n.ID)
 	}
 	if !ValidType(n.Type) {
-		return fmt.Errorf("type %q is not one of %s", n.Type, strings.Join(Types, ", "))
+		return fmt.Errorf("type %q is not one of %s", n.Type, strings.Join(Types(), ", "))
 	}
 	if strings.TrimSpace(n.Title) == "" {
 		return fmt.Errorf("title is empty")

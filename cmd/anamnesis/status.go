@@ -27,7 +27,7 @@ func statusCommand() *cli.Command {
 				}
 				w := c.App.Writer
 				fmt.Fprintf(w, "home:    %s\n", st.Home)
-				fmt.Fprintf(w, "notes:   %d (%s; %s)\n", st.Notes.Total, counts(st.Notes.ByType, note.Types),
+				fmt.Fprintf(w, "notes:   %d (%s; %s)\n", st.Notes.Total, counts(st.Notes.ByType, note.Types()),
 					counts(st.Notes.ByScope, []string{note.ScopePortable, note.ScopeMachineLocal}))
 				last := st.Index.LastIndexedCommit
 				if last == "" {

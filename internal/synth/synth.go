@@ -111,7 +111,8 @@ func (g *Gen) Body() string {
 
 // Note returns a complete synthetic note stamped at t.
 func (g *Gen) Note(t time.Time) *note.Note {
-	typ := note.Types[g.r.Intn(len(note.Types))]
+	types := note.Types()
+	typ := types[g.r.Intn(len(types))]
 	title := g.Words(3 + g.r.Intn(6))
 	n := note.New(typ, strings.ToUpper(title[:1])+title[1:], g.Body(), t)
 	n.Project = fmt.Sprintf("github.com/example/project%02d", g.r.Intn(20))
@@ -144,7 +145,7 @@ func dedupe(in []string) []string {
 // would dominate the set-up time.
 func Fill(tree note.Tree, g *Gen, n int, start time.Time) ([]string, error) {
 	paths := make([]string, 0, n)
-	for _, t := range note.Types {
+	for _, t := range note.Types() {
 		if err := os.MkdirAll(tree.Path(t), 0o755); err != nil {
 			return nil, err
 		}
