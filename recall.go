@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -148,3 +149,17 @@ func (s *Store) SaveSession(ctx context.Context, n *note.Note) (id, path string,
 	}
 	return w.ID, path, false, nil
 }
+
+// Arrived returns the live notes of project that arrived from other
+// machines (merged in by a sync) after since, newest first: a session that
+// started before a background sync brought them is shown them with its
+// next prompt.
+func (s *Store) Arrived(ctx context.Context, project string, since time.Time) ([]index.Hit, error) {
+	return guarded(ctx, s, func() ([]index.Hit, error) {
+		return s.ix.List(ctx, index.Filter{Project: project, Live: true, ArrivedAfter: since.UnixNano(), Limit: maxArrived})
+	})
+}
+
+// maxArrived bounds the notes one prompt is shown as arrived; the budget
+// admits fewer.
+const maxArrived = 20

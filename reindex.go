@@ -455,6 +455,11 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 	if err != nil {
 		return index.Result{}, err
 	}
+	for i := range read {
+		// What a sync merged in came from the other machines: a session
+		// under way is shown it with its next prompt (Store.Arrived).
+		read[i].Arrived = true
+	}
 	changes = append(read, changes...)
 	if len(changes) == 0 {
 		return index.Result{}, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -40,6 +41,9 @@ type Memory interface {
 	// SaveSession writes the episodic note of n.ProvSession, or updates
 	// the one an earlier capture of that session wrote.
 	SaveSession(ctx context.Context, n *note.Note) (id, path string, updated bool, err error)
+	// Arrived returns the live notes of project that arrived from other
+	// machines after since.
+	Arrived(ctx context.Context, project string, since time.Time) ([]index.Hit, error)
 }
 
 // Env is what the hooks need besides their stdin.
@@ -116,16 +120,22 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	all := notes
-	seen := map[string]bool{}
-	if in.Source == "resume" {
-		if seen, err = injected(env.StateDir, in.SessionID); err != nil {
-			return "", err
-		}
-		notes = slices.DeleteFunc(slices.Clone(notes), func(h index.Hit) bool { return seen[h.ID] })
+	st, err := loadState(env.StateDir, in.SessionID)
+	if err != nil {
+		return "", err
 	}
+	if in.Source != "resume" {
+		st.Injected = nil // a new, cleared or compacted context holds nothing
+	}
+	if st.Started == 0 || in.Source == "startup" {
+		// Notes that arrive from now on are shown with the next prompt.
+		st.Started = time.Now().UnixNano()
+	}
+	all := notes
+	seen := st.seen()
+	notes = slices.DeleteFunc(slices.Clone(notes), func(h index.Hit) bool { return seen[h.ID] })
 	if len(notes) == 0 {
-		return "", nil
+		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	budget := env.Budget
 	if budget <= 0 {
@@ -134,7 +144,7 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	head := fmt.Sprintf("<anamnesis-memory project=%q>\nNotes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", project, project)
 	body, ids := renderNotes(notes, budget-len(head)-300)
 	if len(ids) == 0 {
-		return "", nil
+		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	// What the session holds now: this injection and, on a resume, the
 	// earlier ones.
@@ -153,10 +163,9 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	}
 	tail := leftOut(project, projectTotal-projectShown, globalTotal-globalShown)
 	text := head + body + tail + "</anamnesis-memory>"
-	if in.SessionID != "" {
-		if err := rememberInjected(env.StateDir, in.SessionID, ids); err != nil {
-			return "", err
-		}
+	st.add(ids)
+	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
+		return "", err
 	}
 	return Output("SessionStart", text), nil
 }
@@ -184,41 +193,90 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// Prompt recalls notes for the prompt (Memory.Recall) and returns the
-// best few this session has not seen yet; "" otherwise.
+// Prompt returns what this prompt adds to the session, within
+// PromptBudget: first the notes of the project that arrived from other
+// machines since the session started (a background sync brought them),
+// then the best few notes recalled for the prompt (Memory.Recall); never
+// a note the session was already shown. "" when there is nothing.
 func Prompt(ctx context.Context, env Env, in Input) (string, error) {
-	hits, err := env.Memory.Recall(ctx, in.Prompt, PromptK*3)
-	if err != nil || len(hits) == 0 {
-		return "", err
-	}
-	seen, err := injected(env.StateDir, in.SessionID)
+	st, err := loadState(env.StateDir, in.SessionID)
 	if err != nil {
 		return "", err
 	}
+	if st.Started == 0 {
+		// No SessionStart recorded (the hook was added mid-session):
+		// arrivals count from now on.
+		st.Started = time.Now().UnixNano()
+		if err := saveState(env.StateDir, in.SessionID, st); err != nil {
+			return "", err
+		}
+	}
+	seen := st.seen()
 	var fresh []index.Hit
+	if in.SessionID != "" {
+		since := max(st.Started, st.Checked)
+		st.Checked = time.Now().UnixNano() // before asking: nothing falls between two checks
+		arrived, err := env.Memory.Arrived(ctx, ProjectKey(in.Cwd, env.UserHome), time.Unix(0, since))
+		if err != nil {
+			return "", err
+		}
+		// Each arrival is new to the session: a note it has not seen, or
+		// a new version of one it has.
+		fresh = arrived
+		for _, h := range arrived {
+			seen[h.ID] = true
+		}
+	}
+	hits, err := env.Memory.Recall(ctx, in.Prompt, PromptK*3)
+	if err != nil {
+		return "", err
+	}
+	var recalled []index.Hit
 	for _, h := range hits {
 		if seen[h.ID] {
 			continue
 		}
-		fresh = append(fresh, h)
-		if len(fresh) == PromptK {
+		recalled = append(recalled, h)
+		if len(recalled) == PromptK {
 			break
 		}
 	}
-	if len(fresh) == 0 {
-		return "", nil
+	if len(fresh) == 0 && len(recalled) == 0 {
+		return "", saveState(env.StateDir, in.SessionID, st)
 	}
-	head := "<anamnesis-memory source=\"prompt\">\nNotes from anamnesis memory that match this prompt:\n"
-	body, ids := renderNotes(fresh, PromptBudget-len(head))
-	if len(ids) == 0 {
-		return "", nil
-	}
-	if in.SessionID != "" {
-		if err := rememberInjected(env.StateDir, in.SessionID, ids); err != nil {
-			return "", err
+	var text strings.Builder
+	text.WriteString("<anamnesis-memory source=\"prompt\">\n")
+	left := PromptBudget - text.Len() - len("</anamnesis-memory>")
+	var ids []string
+	if len(fresh) > 0 {
+		const head = "Notes that arrived from this user's other machines since this session started:\n"
+		body, shown := renderNotes(fresh, left-len(head))
+		if len(shown) > 0 {
+			text.WriteString(head + body)
+			left -= len(head) + len(body)
+			ids = append(ids, shown...)
 		}
 	}
-	return Output("UserPromptSubmit", head+body+"</anamnesis-memory>"), nil
+	if len(recalled) > 0 {
+		head := "Notes from anamnesis memory that match this prompt:\n"
+		if len(ids) > 0 {
+			head = "\n" + head
+		}
+		body, shown := renderNotes(recalled, left-len(head))
+		if len(shown) > 0 {
+			text.WriteString(head + body)
+			ids = append(ids, shown...)
+		}
+	}
+	if len(ids) == 0 {
+		return "", saveState(env.StateDir, in.SessionID, st)
+	}
+	text.WriteString("</anamnesis-memory>")
+	st.add(ids)
+	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
+		return "", err
+	}
+	return Output("UserPromptSubmit", text.String()), nil
 }
 
 // CaptureResult says what a capture did.

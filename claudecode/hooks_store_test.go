@@ -12,6 +12,7 @@ import (
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -347,5 +348,71 @@ func TestSessionStartResumeDoesNotRepeat(t *testing.T) {
 	out, _ = claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "r1", Cwd: cwd, Source: "clear"})
 	if !strings.Contains(out, first.ID) || !strings.Contains(out, second.ID) {
 		t.Errorf("clear should inject everything: %s", out)
+	}
+}
+
+// A note another machine writes during a session reaches the model with
+// the next prompt, once, after the background sync brings it; a note of
+// another project does not.
+func TestPromptBringsNotesThatArrivedMidSession(t *testing.T) {
+	hub := testutil.BareHub(t)
+	open := func(machine string) *anamnesis.Store {
+		s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	desk, laptop := open("desk"), open("laptop")
+	cwd, uh := projectDir(t, "app")
+	write(t, desk, anamnesis.WriteRequest{Type: "semantic", Title: "Old fact", Body: "known before", Project: "app"})
+	for _, s := range []*anamnesis.Store{desk, laptop} {
+		if _, err := s.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := envFor(desk, uh)
+	if _, err := claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "live", Cwd: cwd, Source: "startup"}); err != nil {
+		t.Fatal(err)
+	}
+	fresh := write(t, laptop, anamnesis.WriteRequest{Type: "semantic", Title: "Staging moved", Body: "Staging now runs in eu-west-3.", Project: "app"})
+	write(t, laptop, anamnesis.WriteRequest{Type: "semantic", Title: "Elsewhere", Body: "not this project", Project: "other"})
+	if _, err := laptop.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := desk.Sync(ctx, anamnesis.SyncOptions{}); err != nil { // the session's background sync
+		t.Fatal(err)
+	}
+	out, err := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "live", Cwd: cwd, Prompt: "ok, carry on"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out == "" {
+		t.Fatal("the note that arrived mid-session did not reach the next prompt")
+	}
+	c := context_(t, out, "UserPromptSubmit")
+	if !strings.Contains(c, fresh.ID) || !strings.Contains(c, "arrived from this user's other machines") || strings.Contains(c, "Elsewhere") || strings.Contains(c, "Old fact") {
+		t.Errorf("prompt context:\n%s", c)
+	}
+	if out, _ := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "live", Cwd: cwd, Prompt: "and then?"}); strings.Contains(out, fresh.ID) {
+		t.Error("the arrived note was shown twice")
+	}
+	// Changed on the other machine since it was shown: shown again.
+	m, _, err := laptop.Get(ctx, fresh.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Body = "Staging now runs in eu-central-1."
+	if _, err := laptop.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*anamnesis.Store{laptop, desk} {
+		if _, err := s.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, _ := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "live", Cwd: cwd, Prompt: "next"}); !strings.Contains(out, "eu-central-1") {
+		t.Errorf("a note changed elsewhere mid-session was not shown again: %q", out)
 	}
 }

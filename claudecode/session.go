@@ -24,57 +24,87 @@ func sessionFile(dir, session string) string {
 	return filepath.Join(dir, "sessions", hex.EncodeToString(sum[:12])+".json")
 }
 
+// sessionState is what one session has been shown, and when it started
+// (notes that arrive after that are shown with the next prompt).
 type sessionState struct {
 	Injected []string `json:"injected"`
+	Started  int64    `json:"started_ns,omitempty"` // unix nanoseconds
+	// Checked is when the last prompt looked for notes that arrived from
+	// other machines (unix nanoseconds): each arrival, a new note or a new
+	// version of one, is shown once.
+	Checked int64 `json:"checked_ns,omitempty"`
 }
 
-func injected(dir, session string) (map[string]bool, error) {
-	out := map[string]bool{}
+// loadState reads a session's state; none (or a damaged file, which only
+// means notes may repeat) is an empty state.
+func loadState(dir, session string) (sessionState, error) {
+	var st sessionState
 	if session == "" {
-		return out, nil
+		return st, nil
 	}
 	data, err := os.ReadFile(sessionFile(dir, session))
 	if errors.Is(err, os.ErrNotExist) {
-		return out, nil
+		return st, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read session state: %w", err)
+		return st, fmt.Errorf("read session state: %w", err)
 	}
-	var st sessionState
 	if json.Unmarshal(data, &st) != nil {
-		return out, nil // a damaged state file only means notes may repeat
+		return sessionState{}, nil
 	}
+	return st, nil
+}
+
+// seen is the set of notes the session was shown.
+func (st sessionState) seen() map[string]bool {
+	out := make(map[string]bool, len(st.Injected))
 	for _, id := range st.Injected {
 		out[id] = true
 	}
-	return out, nil
+	return out
 }
 
-func rememberInjected(dir, session string, ids []string) error {
-	seen, err := injected(dir, session)
-	if err != nil {
-		return err
-	}
-	st := sessionState{}
-	for id := range seen {
-		st.Injected = append(st.Injected, id)
-	}
+// add records ids as shown.
+func (st *sessionState) add(ids []string) {
+	seen := st.seen()
 	for _, id := range ids {
 		if !seen[id] {
 			st.Injected = append(st.Injected, id)
+			seen[id] = true
 		}
+	}
+}
+
+func injected(dir, session string) (map[string]bool, error) {
+	st, err := loadState(dir, session)
+	return st.seen(), err
+}
+
+// saveState writes a session's state. A cache of what the session was
+// shown: losing it in a crash only means a note may be shown twice, so no
+// fsync on the hook's path.
+func saveState(dir, session string, st sessionState) error {
+	if session == "" {
+		return nil
 	}
 	data, _ := json.Marshal(st)
 	if err := logfile.PrivateDir(dir); err != nil {
 		return err
 	}
-	// A cache of what this session was shown: losing it in a crash only
-	// means a note may be shown twice, so no fsync on the hook's path.
 	if err := note.ReplaceFile(sessionFile(dir, session), data); err != nil {
 		return fmt.Errorf("write session state: %w", err)
 	}
 	pruneState(filepath.Join(dir, "sessions"))
 	return nil
+}
+
+func rememberInjected(dir, session string, ids []string) error {
+	st, err := loadState(dir, session)
+	if err != nil {
+		return err
+	}
+	st.add(ids)
+	return saveState(dir, session, st)
 }
 
 // pruneState removes session state of sessions long over; best effort.
