@@ -1,0 +1,159 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
+)
+
+// firstTurn returns the first Messages API request that carries prompt.
+func firstTurn(t *testing.T, api *fakeAPI, prompt string) string {
+	t.Helper()
+	for _, r := range api.Requests() {
+		path, body, _ := strings.Cut(r, " ")
+		if strings.HasSuffix(path, "/v1/messages") && strings.Contains(body, prompt) {
+			return body
+		}
+	}
+	t.Fatalf("no model request carried %q (%d requests)", prompt, len(api.Requests()))
+	return ""
+}
+
+// With many global notes, the project's notes still reach the model at
+// SessionStart (globals used to fill the budget first).
+func TestClaudeCodeProjectNotesBeforeManyGlobals(t *testing.T) {
+	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
+	u := newUser(t)
+	u.anamnesis("init", "--yes", "--local-only", "--no-mcp")
+	body := strings.Repeat("a global preference with some detail ", 8)
+	for i := 0; i < 40; i++ {
+		u.anamnesis("write", "--type", "semantic", "--title", fmt.Sprintf("global preference %d", i), "--body", body)
+	}
+	var project []string
+	for i := 0; i < 3; i++ {
+		project = append(project, strings.TrimSpace(u.anamnesis("write", "--type", "procedural", "--project", "demo",
+			"--title", fmt.Sprintf("demo fact %d", i), "--body", fmt.Sprintf("The demo service uses port 80%02d.", i))))
+	}
+	for i := 40; i < 50; i++ { // newer than the project's notes
+		u.anamnesis("write", "--type", "semantic", "--title", fmt.Sprintf("global preference %d", i), "--body", body)
+	}
+	api := startFakeAPI(t, Reply{Text: "ok"})
+	if out, errs, err := u.claude(claude, u.project("demo"), api.URL, "hello there"); err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, out, errs)
+	}
+	first := firstTurn(t, api, "hello there")
+	for i, id := range project {
+		if !strings.Contains(first, id) {
+			t.Errorf("project note %d (%s) did not reach the model", i, id)
+		}
+	}
+	if !strings.Contains(first, "global notes; memory_search finds them") {
+		t.Error("the injection does not say what it left out")
+	}
+}
+
+// A note written on another machine while a session is under way reaches
+// the model in that session (after the background sync brings it), and a
+// resumed session is not given its first injection again.
+func TestClaudeCodeNoteArrivesMidSession(t *testing.T) {
+	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
+	hub := testutil.BareHub(t)
+	desk, laptop := newUser(t), newUser(t)
+	desk.env = append(desk.env, "ANAMNESIS_MACHINE_ID=desk")
+	laptop.env = append(laptop.env, "ANAMNESIS_MACHINE_ID=laptop")
+	desk.anamnesis("init", "--yes", "--remote", hub, "--no-mcp")
+	laptop.anamnesis("init", "--yes", "--remote", hub, "--no-mcp")
+	known := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Demo deploys on Tuesdays", "--body", "Only Tuesdays."))
+	desk.anamnesis("sync")
+	dir := desk.project("demo")
+	api := startFakeAPI(t, Reply{Text: "ok"})
+	const session = "5b1f4a52-3c57-4b7e-9a0e-2f7b4c1d9e01"
+	if out, errs, err := desk.claude(claude, dir, api.URL, "first question", "--session-id", session); err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, out, errs)
+	}
+	if !strings.Contains(firstTurn(t, api, "first question"), known) {
+		t.Fatal("setup: the known note was not injected at the start")
+	}
+	// Meanwhile on the laptop:
+	fresh := strings.TrimSpace(laptop.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Staging moved to eu-west-3", "--body", "Staging now runs in eu-west-3."))
+	laptop.anamnesis("sync")
+	desk.anamnesis("sync") // what the session's background sync does
+	if out, errs, err := desk.claude(claude, dir, api.URL, "second question", "--resume", session); err != nil {
+		t.Fatalf("claude -p --resume: %v\n%s\n%s", err, out, errs)
+	}
+	second := firstTurn(t, api, "second question")
+	if !strings.Contains(second, fresh) {
+		t.Error("the note written on the other machine mid-session did not reach the model")
+	}
+	if n := strings.Count(second, "Demo deploys on Tuesdays"); n > 1 {
+		t.Errorf("the resumed session was given its first injection again (%d copies)", n)
+	}
+}
+
+// A conflict (both machines edited one note) reaches the model marked,
+// the copy beside its note, and memory_resolve settles it.
+func TestClaudeCodeSeesAndResolvesAConflict(t *testing.T) {
+	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
+	hub := testutil.BareHub(t)
+	desk, laptop := newUser(t), newUser(t)
+	desk.env = append(desk.env, "ANAMNESIS_MACHINE_ID=desk")
+	laptop.env = append(laptop.env, "ANAMNESIS_MACHINE_ID=laptop")
+	desk.anamnesis("init", "--yes", "--remote", hub, "--no-sync")
+	laptop.anamnesis("init", "--yes", "--remote", hub, "--no-sync")
+	id := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Canary duration", "--body", "The canary runs 30 minutes."))
+	desk.anamnesis("sync")
+	laptop.anamnesis("sync")
+	edit := func(u *user, minutes string) { // by hand, as a user edits a note
+		t.Helper()
+		file := u.store + "/memory/semantic/" + id + ".md"
+		if out, _, err := u.run(u.home, "", "sed", "-i", "s/30 minutes/"+minutes+" minutes/", file); err != nil {
+			t.Fatalf("edit: %v %s", err, out)
+		}
+		u.anamnesis("reindex")
+	}
+	edit(desk, "45")
+	edit(laptop, "60")
+	desk.anamnesis("sync")
+	laptop.anamnesis("sync")
+	st := laptop.anamnesis("status", "--json")
+	if !strings.Contains(st, `"copies"`) {
+		t.Fatalf("setup: no conflict on the laptop: %s", st)
+	}
+	api := startFakeAPI(t,
+		Reply{Tool: "mcp__anamnesis__memory_resolve", ToolArg: map[string]any{"id": id, "body": "The canary runs 45 minutes on staging and 60 in production."}},
+		Reply{Text: "Resolved."},
+	)
+	out, errs, err := laptop.claude(claude, laptop.project("demo"), api.URL, "how long is the canary?", "--allowedTools", "mcp__anamnesis__memory_resolve")
+	if err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, out, errs)
+	}
+	first := firstTurn(t, api, "how long is the canary?")
+	at, copyAt := strings.Index(first, "| id: "+id), strings.Index(first, "CONFLICT COPY of "+id)
+	if at < 0 || copyAt < 0 || copyAt < at {
+		t.Errorf("the conflict copy is not shown marked, after its note (note at %d, copy at %d)", at, copyAt)
+	}
+	var resolved bool
+	for _, r := range api.Requests() {
+		var req map[string]any
+		_, body, _ := strings.Cut(r, " ")
+		if json.Unmarshal([]byte(body), &req) == nil {
+			for _, res := range toolResults(req) {
+				resolved = resolved || strings.Contains(res, `\"kept\"`) || strings.Contains(res, `"kept"`)
+			}
+		}
+	}
+	if !resolved {
+		t.Error("memory_resolve's result did not come back")
+	}
+	if st := laptop.anamnesis("status", "--json"); !strings.Contains(st, `"conflicts": []`) {
+		t.Errorf("still in conflict after memory_resolve: %s", st)
+	}
+	if show := laptop.anamnesis("show", id); !strings.Contains(show, "45 minutes on staging and 60 in production") {
+		t.Errorf("merged text not in the note: %s", show)
+	}
+}
