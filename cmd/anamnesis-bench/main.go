@@ -25,7 +25,18 @@ func main() {
 	syncSizes := flag.String("sync-sizes", "10000", "store sizes for the sync figures (empty: skip)")
 	locomoDir := flag.String("locomo", "", "LoCoMo conversation directory: also score recall on it")
 	recallOnly := flag.Bool("recall-only", false, "only the LoCoMo recall figures")
+	loop := flag.Bool("loop", false, "only the memory-in-the-loop scenario (two machines, scripted sessions, probes); needs -bin")
+	loopHooks := flag.Int("loop-hook-size", 10000, "store size for the loop scenario's hook timings (0: skip)")
 	flag.Parse()
+	if *loop {
+		f, err := bench.RunLoop(context.Background(), bench.LoopConfig{Binary: *bin, Dir: *dir, HookSize: *loopHooks, Log: os.Stderr})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: loop: %v\n", err)
+			os.Exit(1)
+		}
+		printLoop(f)
+		return
+	}
 	if *recallOnly || *locomoDir != "" {
 		if *locomoDir == "" {
 			fmt.Fprintln(os.Stderr, "anamnesis-bench: -recall-only needs -locomo DIR")
@@ -143,4 +154,21 @@ func ms(d time.Duration) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+func printLoop(f bench.LoopFigures) {
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "figure\tvalue\ttarget")
+	fmt.Fprintf(w, "hit rate (answer reached the model: SessionStart + prompt)\t%.2f (%d/%d)\t>= 0.90\n", f.HitRate(), f.Hits, f.Probes)
+	fmt.Fprintf(w, "prompt recall precision (recalled notes holding the answer)\t%.2f (%d/%d)\t>= 0.70\n", f.Precision(), f.RecalledRelevant, f.Recalled)
+	fmt.Fprintf(w, "echo rate (delivered notes naming the subject without the answer)\t%.2f (%d/%d)\t\n", f.EchoRate(), f.Echoes, f.Mentioning)
+	fmt.Fprintf(w, "characters injected per probe session\t%d\t\n", f.CharsPerSession)
+	fmt.Fprintf(w, "project durable notes crowded out of SessionStart\t%d\t0\n", f.CrowdedOut)
+	fmt.Fprintf(w, "notes given twice in one session\t%d\t0\n", f.Repeated)
+	fmt.Fprintf(w, "session notes left by the scripted sessions (greetings and questions leave none)\t%d\t\n", f.SessionNotes)
+	if f.HookStartP50 > 0 {
+		fmt.Fprintf(w, "hook session-start p50 at 10,000 notes\t%s\t< 25 ms\n", ms(f.HookStartP50))
+		fmt.Fprintf(w, "hook prompt p50 at 10,000 notes\t%s\t< 30 ms\n", ms(f.HookPromptP50))
+	}
+	w.Flush()
 }
