@@ -121,7 +121,7 @@ func TestTrivialGateAndSummary(t *testing.T) {
 	}
 	long := strings.Repeat("é", 700)
 	_, body = Summarize(Session{FirstPrompt: long})
-	if !strings.Contains(body, strings.Repeat("é", 600)+" ...") || strings.Contains(body, strings.Repeat("é", 601)) {
+	if !strings.Contains(body, strings.Repeat("é", 599)+Ellipsis) || strings.Contains(body, strings.Repeat("é", 600)) {
 		t.Error("clip is not rune-safe at 600")
 	}
 }

@@ -4,12 +4,17 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // trivialOutcomeFloor: a session without a real prompt whose last answer
 // is shorter than this is not worth a note (the Python tool's gate).
 const trivialOutcomeFloor = 40
+
+// titleLimit bounds a session note's title in runes, ellipsis included
+// (the Python tool's 80).
+const titleLimit = 80
 
 var loneSlashCommand = regexp.MustCompile(`^/\S+$`)
 
@@ -32,14 +37,31 @@ func IsTrivial(s Session) bool {
 	return false
 }
 
-// clip shortens to n runes, never inside a multi-byte character.
+// Ellipsis ends a clipped text: one character, so a clipped title still
+// fits its limit.
+const Ellipsis = "…"
+
+// clip shortens t (trimmed) to at most n runes, the ellipsis included. It
+// cuts at the last word boundary (white space) that leaves room for the
+// ellipsis, so no word or number is cut ("canary 3" of "canary 30 min"),
+// and drops the spaces and a trailing ",", ";" or ":" before the
+// ellipsis. Only a first word longer than the limit is cut inside.
 func clip(t string, n int) string {
 	t = strings.TrimSpace(t)
 	if utf8.RuneCountInString(t) <= n {
 		return t
 	}
 	r := []rune(t)
-	return strings.TrimRight(string(r[:n]), " \t\n") + " ..."
+	room := max(n-1, 0) // runes before the ellipsis
+	cut := room
+	for cut > 0 && !unicode.IsSpace(r[cut]) {
+		cut--
+	}
+	kept := strings.TrimRightFunc(string(r[:cut]), func(c rune) bool { return unicode.IsSpace(c) || strings.ContainsRune(",;:", c) })
+	if kept == "" {
+		kept = string(r[:room]) // one word longer than the limit
+	}
+	return kept + Ellipsis
 }
 
 // Summarize builds the deterministic note of the Python tool's heuristic
@@ -47,10 +69,7 @@ func clip(t string, n int) string {
 func Summarize(s Session) (title, body string) {
 	title = "Session summary"
 	if p := strings.TrimSpace(s.FirstPrompt); p != "" {
-		first := strings.SplitN(p, "\n", 2)[0]
-		if r := []rune(first); len(r) > 80 {
-			first = string(r[:80])
-		}
+		first := clip(strings.SplitN(p, "\n", 2)[0], titleLimit)
 		if strings.TrimSpace(first) != "" {
 			title = first
 		}
