@@ -112,11 +112,11 @@ func TestTrivialGateAndSummary(t *testing.T) {
 		}
 	}
 	title, body := Summarize(Session{FirstPrompt: "Add a CLI\nwith subcommands", GitBranch: "main", FilesTouched: []string{"a.py", "b.py"}, LastOutcome: "Done"})
-	if title != "Add a CLI" || body != "**Ask:** Add a CLI\nwith subcommands\n\n**Branch:** main\n**Files touched (2):**\n- a.py\n- b.py\n\n**Outcome:** Done" {
+	if title != "Add a CLI" || body != "**Ask:** Add a CLI\nwith subcommands\n\n**Branch:** main\n\n**Files touched (2):**\n\n- a.py\n- b.py\n\n**Outcome:** Done" {
 		t.Errorf("summary %q / %q", title, body)
 	}
 	_, body = Summarize(Session{FirstPrompt: "Fix it", LastOutcome: "ok"})
-	if body != "**Ask:** Fix it\n\n\n**Outcome:** ok" {
+	if body != "**Ask:** Fix it\n\n**Outcome:** ok" {
 		t.Errorf("summary without branch %q", body)
 	}
 	long := strings.Repeat("é", 700)

@@ -65,7 +65,9 @@ func clip(t string, n int) string {
 }
 
 // Summarize builds the deterministic note of the Python tool's heuristic
-// summarizer: the ask, the branch, files touched, the outcome.
+// summarizer: the ask, the branch, files touched, the outcome, as
+// CommonMark blocks separated by blank lines (the Python tool ran some
+// together).
 func Summarize(s Session) (title, body string) {
 	title = "Session summary"
 	if p := strings.TrimSpace(s.FirstPrompt); p != "" {
@@ -82,16 +84,21 @@ func Summarize(s Session) (title, body string) {
 	if out == "" {
 		out = "(no assistant output captured)"
 	}
-	parts := []string{"**Ask:** " + ask, ""}
+	// One blank line between blocks, so the body is CommonMark that
+	// renders as meant: without it the file list was read as the tail of
+	// the "Files touched" paragraph, and the branch joined that paragraph.
+	blocks := []string{"**Ask:** " + ask}
 	if s.GitBranch != "" {
-		parts = append(parts, "**Branch:** "+s.GitBranch)
+		blocks = append(blocks, "**Branch:** "+s.GitBranch)
 	}
 	if len(s.FilesTouched) > 0 {
-		parts = append(parts, fmt.Sprintf("**Files touched (%d):**", len(s.FilesTouched)))
-		for _, f := range s.FilesTouched {
-			parts = append(parts, "- "+f)
+		blocks = append(blocks, fmt.Sprintf("**Files touched (%d):**", len(s.FilesTouched)))
+		items := make([]string, len(s.FilesTouched))
+		for i, f := range s.FilesTouched {
+			items[i] = "- " + f
 		}
+		blocks = append(blocks, strings.Join(items, "\n"))
 	}
-	parts = append(parts, "", "**Outcome:** "+out)
-	return title, strings.Join(parts, "\n")
+	blocks = append(blocks, "**Outcome:** "+out)
+	return title, strings.Join(blocks, "\n\n")
 }

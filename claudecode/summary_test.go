@@ -56,3 +56,36 @@ func TestTitleCutsAtAWord(t *testing.T) {
 		t.Errorf("outcome not cut at a word: %q", body)
 	}
 }
+
+// TestSummaryIsCommonMark: the body's blocks are separated by one blank
+// line, and the file list has a blank line before it, so it renders as a
+// list and not as the tail of the "Files touched" paragraph.
+func TestSummaryIsCommonMark(t *testing.T) {
+	title, body := Summarize(Session{
+		FirstPrompt:  "Fix the flaky login test\nthe mock clock is never reset",
+		GitBranch:    "feature/login",
+		FilesTouched: []string{"internal/auth/login_test.go", "internal/auth/clock.go"},
+		LastOutcome:  "Fixed: the clock is now reset in TestMain.",
+	})
+	want := "**Ask:** Fix the flaky login test\nthe mock clock is never reset\n" +
+		"\n" +
+		"**Branch:** feature/login\n" +
+		"\n" +
+		"**Files touched (2):**\n" +
+		"\n" +
+		"- internal/auth/login_test.go\n" +
+		"- internal/auth/clock.go\n" +
+		"\n" +
+		"**Outcome:** Fixed: the clock is now reset in TestMain."
+	if title != "Fix the flaky login test" || body != want {
+		t.Errorf("summary %q\n%s\nwant\n%s", title, body, want)
+	}
+	_, body = Summarize(Session{FirstPrompt: "Fix it", LastOutcome: "ok"})
+	if body != "**Ask:** Fix it\n\n**Outcome:** ok" {
+		t.Errorf("summary without branch or files %q", body)
+	}
+	_, body = Summarize(Session{})
+	if body != "**Ask:** (no user prompt captured)\n\n**Outcome:** (no assistant output captured)" {
+		t.Errorf("empty summary %q", body)
+	}
+}
