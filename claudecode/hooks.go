@@ -204,8 +204,11 @@ func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResu
 	// Redact the raw texts before the summary clips them: a clipped secret
 	// no longer has the shape the patterns recognise.
 	sess.FirstPrompt, sess.LastOutcome = Redact(sess.FirstPrompt), Redact(sess.LastOutcome)
+	// Paths relative to the project root (or under "~"): this machine's
+	// absolute paths mean nothing on the user's other machines.
+	root := projectRoot(cwd)
 	for i, f := range sess.FilesTouched {
-		sess.FilesTouched[i] = Redact(f)
+		sess.FilesTouched[i] = Redact(displayPath(f, root, env.UserHome))
 	}
 	title, body := Summarize(sess)
 	title, body = Redact(title), Redact(body)
