@@ -182,7 +182,8 @@ type CaptureResult struct {
 
 // Capture turns the session transcript into one episodic note (redacted),
 // or updates the note an earlier capture of the same session wrote (a
-// PreCompact followed by SessionEnd), and commits it.
+// PreCompact followed by SessionEnd), and commits it. A session that did
+// nothing worth keeping (WorthKeeping) is Skipped, with the reason.
 func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResult, error) {
 	if in.TranscriptPath == "" {
 		return CaptureResult{Skipped: "no transcript_path in the hook input"}, nil
@@ -198,8 +199,8 @@ func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResu
 	if cwd == "" {
 		cwd = in.Cwd
 	}
-	if IsTrivial(sess) {
-		return CaptureResult{Skipped: "trivial session"}, nil
+	if keep, why := WorthKeeping(sess); !keep {
+		return CaptureResult{Skipped: why}, nil
 	}
 	// Redact the raw texts before the summary clips them: a clipped secret
 	// no longer has the shape the patterns recognise.

@@ -2,40 +2,14 @@ package claudecode
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// trivialOutcomeFloor: a session without a real prompt whose last answer
-// is shorter than this is not worth a note (the Python tool's gate).
-const trivialOutcomeFloor = 40
-
 // titleLimit bounds a session note's title in runes, ellipsis included
 // (the Python tool's 80).
 const titleLimit = 80
-
-var loneSlashCommand = regexp.MustCompile(`^/\S+$`)
-
-// IsTrivial is the Python tool's gate: a session that touched files or had
-// a real prompt is kept; one with nothing, or only a lone slash command
-// and a short answer, is not.
-func IsTrivial(s Session) bool {
-	if len(s.FilesTouched) > 0 {
-		return false
-	}
-	prompt, outcome := strings.TrimSpace(s.FirstPrompt), strings.TrimSpace(s.LastOutcome)
-	switch {
-	case prompt == "" && outcome == "":
-		return true
-	case prompt == "":
-		return utf8.RuneCountInString(outcome) < trivialOutcomeFloor
-	case loneSlashCommand.MatchString(prompt):
-		return utf8.RuneCountInString(outcome) < trivialOutcomeFloor
-	}
-	return false
-}
 
 // Ellipsis ends a clipped text: one character, so a clipped title still
 // fits its limit.
