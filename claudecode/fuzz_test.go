@@ -6,12 +6,16 @@ import (
 	"testing"
 )
 
-// FuzzParseTranscript: arbitrary transcript bytes never panic.
+// FuzzParseTranscript: arbitrary transcript bytes never panic (nor do
+// the rule and the shell splitter that read them).
 func FuzzParseTranscript(f *testing.F) {
 	seed, _ := os.ReadFile("testdata/transcript.jsonl")
 	f.Add(seed)
 	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Edit","input":{"file_path":7}}]}}`))
 	f.Add([]byte("{\n}\n\x00\xff"))
+	commit, _ := os.ReadFile("testdata/sessions/commit.jsonl")
+	f.Add(commit)
+	f.Add([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash","input":{"command":"a <<\"\\"}}]}}`))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(dir, "t.jsonl")
@@ -23,6 +27,8 @@ func FuzzParseTranscript(f *testing.F) {
 			t.Fatalf("a readable file must not be an error: %v", err)
 		}
 		Summarize(s)
+		WorthKeeping(s)
+		StateChanging(string(data))
 		Redact(s.FirstPrompt + s.LastOutcome)
 	})
 }

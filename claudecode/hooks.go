@@ -288,7 +288,8 @@ type CaptureResult struct {
 
 // Capture turns the session transcript into one episodic note (redacted),
 // or updates the note an earlier capture of the same session wrote (a
-// PreCompact followed by SessionEnd), and commits it.
+// PreCompact followed by SessionEnd), and commits it. A session that did
+// nothing worth keeping (WorthKeeping) is Skipped, with the reason.
 func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResult, error) {
 	if in.TranscriptPath == "" {
 		return CaptureResult{Skipped: "no transcript_path in the hook input"}, nil
@@ -304,14 +305,17 @@ func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResu
 	if cwd == "" {
 		cwd = in.Cwd
 	}
-	if IsTrivial(sess) {
-		return CaptureResult{Skipped: "trivial session"}, nil
+	if keep, why := WorthKeeping(sess); !keep {
+		return CaptureResult{Skipped: why}, nil
 	}
 	// Redact the raw texts before the summary clips them: a clipped secret
 	// no longer has the shape the patterns recognise.
 	sess.FirstPrompt, sess.LastOutcome = Redact(sess.FirstPrompt), Redact(sess.LastOutcome)
+	// Paths relative to the project root (or under "~"): this machine's
+	// absolute paths mean nothing on the user's other machines.
+	root := projectRoot(cwd)
 	for i, f := range sess.FilesTouched {
-		sess.FilesTouched[i] = Redact(f)
+		sess.FilesTouched[i] = Redact(displayPath(f, root, env.UserHome))
 	}
 	title, body := Summarize(sess)
 	title, body = Redact(title), Redact(body)

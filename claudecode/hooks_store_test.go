@@ -224,7 +224,8 @@ func TestCaptureTitleWithControlCharacters(t *testing.T) {
 	lines := []map[string]any{
 		{"type": "user", "cwd": cwd, "sessionId": "ctl", "message": map[string]any{"role": "user", "content": "fix\tthe \x1b[31mbuild\x1b[0m \u202eplease"}},
 		{"type": "assistant", "cwd": cwd, "sessionId": "ctl", "message": map[string]any{"role": "assistant",
-			"content": []map[string]any{{"type": "text", "text": "The build is fixed: the linker flag was missing from the release target."}}}},
+			"content": []map[string]any{{"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": map[string]any{"file_path": filepath.Join(cwd, "Makefile")}},
+				{"type": "text", "text": "The build is fixed: the linker flag was missing from the release target."}}}},
 	}
 	var buf strings.Builder
 	for _, l := range lines {

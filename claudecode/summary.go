@@ -2,55 +2,50 @@ package claudecode
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// trivialOutcomeFloor: a session without a real prompt whose last answer
-// is shorter than this is not worth a note (the Python tool's gate).
-const trivialOutcomeFloor = 40
+// titleLimit bounds a session note's title in runes, ellipsis included
+// (the Python tool's 80).
+const titleLimit = 80
 
-var loneSlashCommand = regexp.MustCompile(`^/\S+$`)
+// Ellipsis ends a clipped text: one character, so a clipped title still
+// fits its limit.
+const Ellipsis = "…"
 
-// IsTrivial is the Python tool's gate: a session that touched files or had
-// a real prompt is kept; one with nothing, or only a lone slash command
-// and a short answer, is not.
-func IsTrivial(s Session) bool {
-	if len(s.FilesTouched) > 0 {
-		return false
-	}
-	prompt, outcome := strings.TrimSpace(s.FirstPrompt), strings.TrimSpace(s.LastOutcome)
-	switch {
-	case prompt == "" && outcome == "":
-		return true
-	case prompt == "":
-		return utf8.RuneCountInString(outcome) < trivialOutcomeFloor
-	case loneSlashCommand.MatchString(prompt):
-		return utf8.RuneCountInString(outcome) < trivialOutcomeFloor
-	}
-	return false
-}
-
-// clip shortens to n runes, never inside a multi-byte character.
+// clip shortens t (trimmed) to at most n runes, the ellipsis included. It
+// cuts at the last word boundary (white space) that leaves room for the
+// ellipsis, so no word or number is cut ("canary 3" of "canary 30 min"),
+// and drops the spaces and a trailing ",", ";" or ":" before the
+// ellipsis. Only a first word longer than the limit is cut inside.
 func clip(t string, n int) string {
 	t = strings.TrimSpace(t)
 	if utf8.RuneCountInString(t) <= n {
 		return t
 	}
 	r := []rune(t)
-	return strings.TrimRight(string(r[:n]), " \t\n") + " ..."
+	room := max(n-1, 0) // runes before the ellipsis
+	cut := room
+	for cut > 0 && !unicode.IsSpace(r[cut]) {
+		cut--
+	}
+	kept := strings.TrimRightFunc(string(r[:cut]), func(c rune) bool { return unicode.IsSpace(c) || strings.ContainsRune(",;:", c) })
+	if kept == "" {
+		kept = string(r[:room]) // one word longer than the limit
+	}
+	return kept + Ellipsis
 }
 
 // Summarize builds the deterministic note of the Python tool's heuristic
-// summarizer: the ask, the branch, files touched, the outcome.
+// summarizer: the ask, the branch, files touched, the outcome, as
+// CommonMark blocks separated by blank lines (the Python tool ran some
+// together).
 func Summarize(s Session) (title, body string) {
 	title = "Session summary"
 	if p := strings.TrimSpace(s.FirstPrompt); p != "" {
-		first := strings.SplitN(p, "\n", 2)[0]
-		if r := []rune(first); len(r) > 80 {
-			first = string(r[:80])
-		}
+		first := clip(strings.SplitN(p, "\n", 2)[0], titleLimit)
 		if strings.TrimSpace(first) != "" {
 			title = first
 		}
@@ -63,16 +58,21 @@ func Summarize(s Session) (title, body string) {
 	if out == "" {
 		out = "(no assistant output captured)"
 	}
-	parts := []string{"**Ask:** " + ask, ""}
+	// One blank line between blocks, so the body is CommonMark that
+	// renders as meant: without it the file list was read as the tail of
+	// the "Files touched" paragraph, and the branch joined that paragraph.
+	blocks := []string{"**Ask:** " + ask}
 	if s.GitBranch != "" {
-		parts = append(parts, "**Branch:** "+s.GitBranch)
+		blocks = append(blocks, "**Branch:** "+s.GitBranch)
 	}
 	if len(s.FilesTouched) > 0 {
-		parts = append(parts, fmt.Sprintf("**Files touched (%d):**", len(s.FilesTouched)))
-		for _, f := range s.FilesTouched {
-			parts = append(parts, "- "+f)
+		blocks = append(blocks, fmt.Sprintf("**Files touched (%d):**", len(s.FilesTouched)))
+		items := make([]string, len(s.FilesTouched))
+		for i, f := range s.FilesTouched {
+			items[i] = "- " + f
 		}
+		blocks = append(blocks, strings.Join(items, "\n"))
 	}
-	parts = append(parts, "", "**Outcome:** "+out)
-	return title, strings.Join(parts, "\n")
+	blocks = append(blocks, "**Outcome:** "+out)
+	return title, strings.Join(blocks, "\n\n")
 }

@@ -23,9 +23,23 @@ type Session struct {
 	FirstPrompt  string
 	LastOutcome  string
 	FilesTouched []string
+	// Prompts are the human prompts and Replies the assistant's texts, in
+	// order; WorthKeeping looks in them for decisions.
+	Prompts, Replies []string
+	// Commands are the Bash tool's commands, in order.
+	Commands []string
+	// MemoryWrites counts anamnesis memory_write tool uses: durable notes
+	// the session wrote itself.
+	MemoryWrites int
 	Lines        int // lines read
 	Skipped      int // lines that were not usable JSON (or too long)
 }
+
+// Tools whose use WorthKeeping weighs besides editTools.
+const (
+	bashTool        = "Bash"
+	memoryWriteTool = "mcp__anamnesis__memory_write"
+)
 
 // editTools name the tools whose input names a file they changed.
 var editTools = map[string]string{"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path", "NotebookEdit": "notebook_path"}
@@ -153,20 +167,37 @@ func (s *Session) take(line []byte, seen map[string]bool) bool {
 		if s.FirstPrompt == "" {
 			s.FirstPrompt = t
 		}
+		s.Prompts = append(s.Prompts, t)
 	case "assistant":
 		if t := strings.TrimSpace(text); t != "" {
 			s.LastOutcome = t
+			s.Replies = append(s.Replies, t)
 		}
 		for _, b := range blocks {
+			if b.Type != "tool_use" {
+				continue
+			}
+			if b.Name == memoryWriteTool {
+				s.MemoryWrites++
+				continue
+			}
 			key, ok := editTools[b.Name]
-			if b.Type != "tool_use" || !ok {
+			if b.Name == bashTool {
+				key, ok = "command", true
+			}
+			if !ok {
 				continue
 			}
 			var in map[string]any
 			if json.Unmarshal(b.Input, &in) != nil {
 				continue
 			}
-			if p, ok := in[key].(string); ok && p != "" && !slices.Contains(s.FilesTouched, p) {
+			p, ok := in[key].(string)
+			switch {
+			case !ok || strings.TrimSpace(p) == "":
+			case b.Name == bashTool:
+				s.Commands = append(s.Commands, p)
+			case !slices.Contains(s.FilesTouched, p):
 				s.FilesTouched = append(s.FilesTouched, p)
 			}
 		}

@@ -22,7 +22,8 @@ func TestClaudeCodeHooks(t *testing.T) {
 	u.anamnesis("write", "--type", "semantic", "--project", "other", "--title", "Walrus cache tuning",
 		"--body", "The walrus cache needs 512 MB for the ingest workers.")
 	dir := u.project("demo")
-	api := startFakeAPI(t, Reply{Text: "Use 512 MB."})
+	// The reply records a decision: a bare question and answer gets no note.
+	api := startFakeAPI(t, Reply{Text: "Use 512 MB. Going forward we will use 512 MB for the ingest workers."})
 
 	prompt := "how big should the walrus cache be for ingest?"
 	out, errs, err := u.claude(claude, dir, api.URL, prompt)

@@ -100,7 +100,7 @@ func TestKilledWritesAndCapturesLeaveNoHalfNotes(t *testing.T) {
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	var b strings.Builder
 	for i := 0; i < 3000; i++ {
-		fmt.Fprintf(&b, `{"type":"user","uuid":"u%d","sessionId":"crash-%d","message":{"role":"user","content":"question %d"}}`+"\n", i, i%5, i)
+		fmt.Fprintf(&b, `{"type":"user","uuid":"u%d","sessionId":"crash-%d","message":{"role":"user","content":"remember question %d"}}`+"\n", i, i%5, i)
 	}
 	os.WriteFile(tr, []byte(b.String()), 0o644)
 	big := strings.Repeat("a long body line that takes a while to write and index\n", 8000) // ~450 KB

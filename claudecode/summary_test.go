@@ -1,0 +1,91 @@
+package claudecode
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestClipAtWordBoundary: a clipped text ends at the last word boundary
+// that leaves room for the one-character ellipsis, never inside a word or
+// number unless its first word alone is over the limit.
+func TestClipAtWordBoundary(t *testing.T) {
+	cases := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short enough", 20, "short enough"},
+		{"  exactly ten  ", 11, "exactly ten"},
+		{"roll out the canary 30 min", 22, "roll out the canary…"},
+		{"roll out the canary 30 min", 23, "roll out the canary 30…"},
+		{"roll out the canary 30 min", 24, "roll out the canary 30…"},
+		{"wait, then deploy", 10, "wait…"},
+		{"one\ntwo three", 10, "one\ntwo…"},
+		{"supercalifragilistic word", 10, "supercali…"},
+		{"éééé ééé", 6, "éééé…"},
+		{"a  b", 3, "a…"},
+	}
+	for _, c := range cases {
+		got := clip(c.in, c.n)
+		if got != c.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+		if n := utf8.RuneCountInString(got); n > c.n {
+			t.Errorf("clip(%q, %d) has %d runes", c.in, c.n, n)
+		}
+	}
+}
+
+// TestTitleCutsAtAWord: a long first line becomes a title cut at a word,
+// with an ellipsis; a short one is kept whole, without one.
+func TestTitleCutsAtAWord(t *testing.T) {
+	prompt := "Deploy the new billing service to staging and keep the canary at 5% for canary 30 min before going on\nsecond line"
+	title, _ := Summarize(Session{FirstPrompt: prompt})
+	if title != "Deploy the new billing service to staging and keep the canary at 5% for canary…" {
+		t.Errorf("title %q", title)
+	}
+	if n := utf8.RuneCountInString(title); n > 80 {
+		t.Errorf("title has %d runes", n)
+	}
+	if title, _ := Summarize(Session{FirstPrompt: "Fix the login test\nthen push"}); title != "Fix the login test" {
+		t.Errorf("short title %q", title)
+	}
+	_, body := Summarize(Session{FirstPrompt: "ask", LastOutcome: strings.Repeat("word ", 200)})
+	if !strings.Contains(body, "**Outcome:** "+strings.TrimSpace(strings.Repeat("word ", 120))+"…") {
+		t.Errorf("outcome not cut at a word: %q", body)
+	}
+}
+
+// TestSummaryIsCommonMark: the body's blocks are separated by one blank
+// line, and the file list has a blank line before it, so it renders as a
+// list and not as the tail of the "Files touched" paragraph.
+func TestSummaryIsCommonMark(t *testing.T) {
+	title, body := Summarize(Session{
+		FirstPrompt:  "Fix the flaky login test\nthe mock clock is never reset",
+		GitBranch:    "feature/login",
+		FilesTouched: []string{"internal/auth/login_test.go", "internal/auth/clock.go"},
+		LastOutcome:  "Fixed: the clock is now reset in TestMain.",
+	})
+	want := "**Ask:** Fix the flaky login test\nthe mock clock is never reset\n" +
+		"\n" +
+		"**Branch:** feature/login\n" +
+		"\n" +
+		"**Files touched (2):**\n" +
+		"\n" +
+		"- internal/auth/login_test.go\n" +
+		"- internal/auth/clock.go\n" +
+		"\n" +
+		"**Outcome:** Fixed: the clock is now reset in TestMain."
+	if title != "Fix the flaky login test" || body != want {
+		t.Errorf("summary %q\n%s\nwant\n%s", title, body, want)
+	}
+	_, body = Summarize(Session{FirstPrompt: "Fix it", LastOutcome: "ok"})
+	if body != "**Ask:** Fix it\n\n**Outcome:** ok" {
+		t.Errorf("summary without branch or files %q", body)
+	}
+	_, body = Summarize(Session{})
+	if body != "**Ask:** (no user prompt captured)\n\n**Outcome:** (no assistant output captured)" {
+		t.Errorf("empty summary %q", body)
+	}
+}
