@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -15,8 +16,11 @@ import (
 // savedMemory is a Memory that keeps the notes SaveSession was given.
 type savedMemory struct{ notes []*note.Note }
 
-func (m *savedMemory) Inject(context.Context, string, int) ([]index.Hit, int, error) {
-	return nil, 0, nil
+func (m *savedMemory) Inject(context.Context, string, int) ([]index.Hit, int, int, error) {
+	return nil, 0, 0, nil
+}
+func (m *savedMemory) Arrived(context.Context, string, time.Time) ([]index.Hit, error) {
+	return nil, nil
 }
 func (m *savedMemory) Recall(context.Context, string, int) ([]index.Hit, error) { return nil, nil }
 func (m *savedMemory) SaveSession(_ context.Context, n *note.Note) (string, string, bool, error) {
