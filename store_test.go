@@ -820,3 +820,83 @@ func TestFilesThatAreNotNotes(t *testing.T) {
 		t.Errorf("the note: %v", err)
 	}
 }
+
+// TestNoteShapedFilesOffNotePathsAreNeverIndexed: a file that parses as
+// a note but is not at <type>/<id>.md (.github/x.md, docs/x.md) is not a
+// note, whichever way it reaches the index: a sync that pulls it in
+// (sync reindexes only the paths the pull changed) and a reconcile that
+// finds it on disk in memory/ or local/ must ask the same rule,
+// note.IsNotePath, and agree.
+func TestNoteShapedFilesOffNotePathsAreNeverIndexed(t *testing.T) {
+	hub := testutil.BareHub(t)
+	home := t.TempDir()
+	s, err := Open(ctx, home, Options{MachineID: "a", Remote: hub, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "a real note", Body: "quokka"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	shaped := func(word string) []byte {
+		n := note.New(note.TypeSemantic, "looks like a note", word, time.Now())
+		n.MachineID = "elsewhere"
+		return note.Marshal(n)
+	}
+	// Another clone of the hub adds .github/x.md; the next sync pulls it.
+	work := filepath.Join(t.TempDir(), "work")
+	testutil.Git(t, "", "clone", "-q", "-b", "main", hub, work)
+	os.MkdirAll(filepath.Join(work, ".github"), 0o755)
+	if err := os.WriteFile(filepath.Join(work, ".github", "x.md"), shaped("wombatpulled"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Git(t, work, "add", ".github/x.md")
+	testutil.Git(t, work, "commit", "-q", "-m", "a workflow file")
+	testutil.Git(t, work, "push", "-q", "origin", "main")
+	if _, err := s.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(home, "memory", ".github", "x.md")); err != nil {
+		t.Fatalf("the sync did not bring .github/x.md: %v", err)
+	}
+	indexed := func(when string, words ...string) {
+		t.Helper()
+		for _, w := range words {
+			if hits, err := s.Search(ctx, w, index.Filter{}); err != nil || len(hits) != 0 {
+				t.Errorf("%s: search %s: %v %v", when, w, hitIDs(hits), err)
+			}
+		}
+		if st, err := s.Status(ctx); err != nil || st.Notes.Total != 1 || len(st.Index.Skipped) != 0 {
+			t.Errorf("%s: status %+v %+v %v", when, st.Notes, st.Index, err)
+		}
+	}
+	indexed("sync", "wombatpulled")
+	// The same shape put on disk by hand, in both trees.
+	for rel, word := range map[string]string{
+		"memory/docs/x.md":    "wombatdocs",
+		"local/.github/x.md":  "wombatlocal",
+		"memory/.github/y.md": "wombaty",
+	} {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, shaped(word), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := s.Reconcile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Indexed != 1 || len(rep.Bad) != 0 {
+		t.Errorf("reconcile: indexed %d, bad %+v", rep.Indexed, rep.Bad)
+	}
+	indexed("reconcile", "wombatpulled", "wombatdocs", "wombatlocal", "wombaty")
+	// A sync commits the hand-made files and reindexes what it committed.
+	if _, err := s.Sync(ctx, SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	indexed("second sync", "wombatpulled", "wombatdocs", "wombatlocal", "wombaty")
+}
