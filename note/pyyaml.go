@@ -398,10 +398,7 @@ func (e *emitter) writeDoubleQuoted(t []rune) {
 
 func padHex(r rune, width int) string {
 	s := strconv.FormatInt(int64(r), 16)
-	for len(s) < width {
-		s = "0" + s
-	}
-	return s
+	return strings.Repeat("0", max(0, width-len(s))) + s
 }
 
 // pyFloatRepr formats f as PyYAML's represent_float does: Python's repr
