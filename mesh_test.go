@@ -3,12 +3,13 @@ package anamnesis
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand"
 	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,7 @@ func TestMeshConvergence(t *testing.T) {
 		trees[i] = readTree(t, filepath.Join(homes[i], "memory"))
 	}
 	for i := 1; i < machines; i++ {
-		if fmt.Sprint(sortedKeys(trees[i])) != fmt.Sprint(sortedKeys(trees[0])) {
+		if fmt.Sprint(slices.Sorted(maps.Keys(trees[i]))) != fmt.Sprint(slices.Sorted(maps.Keys(trees[0]))) {
 			t.Fatalf("m%d has different files than m0", i)
 		}
 		for p, c := range trees[0] {
@@ -177,15 +178,6 @@ func readTree(t *testing.T, dir string) map[string]string {
 		return nil
 	})
 	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	var k []string
-	for p := range m {
-		k = append(k, p)
-	}
-	sort.Strings(k)
-	return k
 }
 
 func countCopies(m map[string]string) int {

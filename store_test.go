@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -48,15 +49,6 @@ func hitIDs(h []index.Hit) []string {
 		out = append(out, x.ID)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func copyTree(t *testing.T, src, dst string) {
@@ -99,11 +91,11 @@ func TestPythonStoreIsIndexedOnOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if contains(hitIDs(hits), wal) {
+	if slices.Contains(hitIDs(hits), wal) {
 		t.Errorf("superseded note returned by search: %v", hitIDs(hits))
 	}
 	list, _ := s.List(ctx, index.Filter{})
-	if !contains(hitIDs(list), wal) {
+	if !slices.Contains(hitIDs(list), wal) {
 		t.Errorf("superseded note missing from list")
 	}
 	// Unicode search through the fixture's i18n note.
