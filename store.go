@@ -203,9 +203,6 @@ func (s *Store) Close() error {
 // Home is the store directory.
 func (s *Store) Home() string { return s.home }
 
-// MachineID is the id stamped on notes written here.
-func (s *Store) MachineID() string { return s.machineID }
-
 // Config is the machine-local configuration read at Open.
 func (s *Store) Config() Config { return s.config }
 
