@@ -882,8 +882,8 @@ func TestNoteShapedFilesOffNotePathsAreNeverIndexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Indexed != 1 || len(rep.Bad) != 0 {
-		t.Errorf("reconcile: indexed %d, bad %+v", rep.Indexed, rep.Bad)
+	if rep.Indexed != 1 || len(rep.Skipped) != 0 {
+		t.Errorf("reconcile: indexed %d, bad %+v", rep.Indexed, rep.Skipped)
 	}
 	indexed("reconcile", "wombatpulled", "wombatdocs", "wombatlocal", "wombaty")
 	// A sync commits the hand-made files and reindexes what it committed.
