@@ -31,6 +31,14 @@ func (ix *Index) Count(ctx context.Context, f Filter) (int, error) {
 func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
 	clauses, args := f.where(nil, nil)
 	q := `SELECT m.rowid FROM memories m`
+	if f.ArrivedAfter > 0 {
+		// A session asks on every prompt: the few recent arrivals are
+		// found through their time (CROSS JOIN fixes the order), never by
+		// scanning a project's notes, which from a cold process read
+		// hundreds of pages.
+		q = `SELECT m.rowid FROM memory_arrivals a INDEXED BY idx_arrivals_time CROSS JOIN memories m ON m.id = a.memory_id`
+		clauses, args = append([]string{"a.arrived_ns > ?"}, clauses...), append([]any{f.ArrivedAfter}, args...)
+	}
 	if len(clauses) > 0 {
 		q += " WHERE " + strings.Join(clauses, " AND ")
 	}

@@ -69,6 +69,7 @@ var schemaStatements = []string{
   memory_id  TEXT PRIMARY KEY,
   arrived_ns INTEGER NOT NULL
 )`,
+	`CREATE INDEX IF NOT EXISTS idx_arrivals_time ON memory_arrivals(arrived_ns)`,
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
   id UNINDEXED, title, body, tags, tokenize='porter unicode61'
 )`,

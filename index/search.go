@@ -23,8 +23,8 @@ type Filter struct {
 	Scope   string
 	Limit   int  // search: k (default DefaultK); list: 0 means no limit
 	Live    bool // list and count: leave out superseded notes (search always does)
-	// ArrivedAfter (unix nanoseconds; list and count): only notes that
-	// arrived from another machine after it (Change.Arrived).
+	// ArrivedAfter (unix nanoseconds; list only): only notes that arrived
+	// from another machine after it (Change.Arrived).
 	ArrivedAfter int64
 }
 
@@ -62,10 +62,7 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 	if f.Live {
 		clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
 	}
-	if f.ArrivedAfter > 0 {
-		clauses = append(clauses, "m.id IN (SELECT memory_id FROM memory_arrivals WHERE arrived_ns > ?)")
-		args = append(args, f.ArrivedAfter)
-	}
+
 	return clauses, args
 }
 
