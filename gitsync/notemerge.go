@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bytes"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,28 +176,16 @@ func mergeFrontmatter(base, win, lose *note.Note) *note.Note {
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-func sameList(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // mergeSet merges lists as sets: kept if either side kept it, unless a
 // side removed it from base; order is the newer side's, then the older
 // side's additions.
 func mergeSet(base, win, lose []string, hasBase bool) []string {
 	switch {
-	case sameList(win, lose):
+	case slices.Equal(win, lose):
 		return win
-	case hasBase && sameList(base, win):
+	case hasBase && slices.Equal(base, win):
 		return lose
-	case hasBase && sameList(base, lose):
+	case hasBase && slices.Equal(base, lose):
 		return win
 	}
 	inBase := map[string]bool{}
@@ -278,7 +267,7 @@ func mergeExtra(base, win, lose []note.Field) []note.Field {
 // newer side's over the older's.
 func mergeComments(base, win, lose note.Comments) note.Comments {
 	pick := func(b, w, l []string) []string {
-		if sameList(w, b) {
+		if slices.Equal(w, b) {
 			return l
 		}
 		return w
