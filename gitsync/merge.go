@@ -50,6 +50,29 @@ func diffTrees(from, to map[string]entry) map[string]change {
 	return out
 }
 
+// diffCommits returns the files of commit from and what differs in commit
+// to (either may be zero, the empty tree): what checkout writes and
+// ChangedPaths lists.
+func (g *Repo) diffCommits(from, to plumbing.Hash) (map[string]entry, map[string]change, error) {
+	fromTree, err := g.commitTree(from)
+	if err != nil {
+		return nil, nil, err
+	}
+	toTree, err := g.commitTree(to)
+	if err != nil {
+		return nil, nil, err
+	}
+	ff, err := g.flatten(fromTree)
+	if err != nil {
+		return nil, nil, err
+	}
+	tf, err := g.flatten(toTree)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ff, diffTrees(ff, tf), nil
+}
+
 // mergeBase picks the merge base deterministically: go-git returns all
 // best common ancestors (two in a criss-cross), in no promised order.
 func mergeBase(l, r *object.Commit) (plumbing.Hash, error) {
@@ -231,23 +254,10 @@ func (g *Repo) finish(ctx context.Context, res MergeResult, target plumbing.Hash
 // compare-and-swap. A crash in between leaves files that equal the merge
 // result uncommitted, which the next sync commits: no silent revert.
 func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, error) {
-	fromTree, err := g.commitTree(from)
+	ff, chs, err := g.diffCommits(from, to)
 	if err != nil {
 		return nil, err
 	}
-	toTree, err := g.commitTree(to)
-	if err != nil {
-		return nil, err
-	}
-	ff, err := g.flatten(fromTree)
-	if err != nil {
-		return nil, err
-	}
-	tf, err := g.flatten(toTree)
-	if err != nil {
-		return nil, err
-	}
-	chs := diffTrees(ff, tf)
 	paths := make([]string, 0, len(chs))
 	for p := range chs {
 		paths = append(paths, p)

@@ -314,24 +314,12 @@ func isRejection(err error) bool {
 // ChangedPaths lists the paths whose content differs between two commits
 // (either may be zero, the empty tree).
 func (g *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
-	ft, err := g.commitTree(from)
-	if err != nil {
-		return nil, err
-	}
-	tt, err := g.commitTree(to)
-	if err != nil {
-		return nil, err
-	}
-	ff, err := g.flatten(ft)
-	if err != nil {
-		return nil, err
-	}
-	tf, err := g.flatten(tt)
+	_, chs, err := g.diffCommits(from, to)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for p := range diffTrees(ff, tf) {
+	for p := range chs {
 		out = append(out, p)
 	}
 	sort.Strings(out)
