@@ -15,7 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
+	gitindex "github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // Temporary files of in-flight atomic writes; never committed.
@@ -26,7 +26,7 @@ func isTempName(name string) bool {
 // loadIndex reads .git/index. A missing index is empty; one go-git cannot
 // decode (an extension the git CLI wrote) is rebuilt from HEAD's tree,
 // which only costs rehashing every file once.
-func (g *Repo) loadIndex() (*index.Index, error) {
+func (g *Repo) loadIndex() (*gitindex.Index, error) {
 	idx, err := g.readIndexFile()
 	if err == nil {
 		return idx, nil
@@ -43,7 +43,7 @@ func (g *Repo) loadIndex() (*index.Index, error) {
 	if ferr != nil {
 		return nil, fmt.Errorf("read git index (%v) and rebuild it: %w", err, ferr)
 	}
-	idx = &index.Index{Version: 2}
+	idx = &gitindex.Index{Version: 2}
 	for p, e := range files {
 		ie := idx.Add(p)
 		ie.Hash, ie.Mode = e.Hash, e.Mode
@@ -53,8 +53,8 @@ func (g *Repo) loadIndex() (*index.Index, error) {
 
 // readIndexFile decodes .git/index from memory (the decoder reads in small
 // pieces; from a file that is a system call each).
-func (g *Repo) readIndexFile() (*index.Index, error) {
-	idx := &index.Index{Version: 2}
+func (g *Repo) readIndexFile() (*gitindex.Index, error) {
+	idx := &gitindex.Index{Version: 2}
 	data, err := os.ReadFile(filepath.Join(g.gitDir, "index"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return idx, nil
@@ -62,7 +62,7 @@ func (g *Repo) readIndexFile() (*index.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := index.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
+	if err := gitindex.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
 		return nil, err
 	}
 	return idx, nil
@@ -70,7 +70,7 @@ func (g *Repo) readIndexFile() (*index.Index, error) {
 
 // saveIndex writes .git/index through a temporary file and a rename, so a
 // crash never leaves a torn index (go-git's own SetIndex writes in place).
-func (g *Repo) saveIndex(idx *index.Index) error {
+func (g *Repo) saveIndex(idx *gitindex.Index) error {
 	sort.Slice(idx.Entries, func(i, j int) bool {
 		if idx.Entries[i].Name != idx.Entries[j].Name {
 			return idx.Entries[i].Name < idx.Entries[j].Name
@@ -89,7 +89,7 @@ func (g *Repo) saveIndex(idx *index.Index) error {
 	// go-git's encoder writes field by field; unbuffered, that is a system
 	// call per field and most of a commit's cost.
 	bw := bufio.NewWriterSize(f, 256<<10)
-	if err := index.NewEncoder(bw).Encode(idx); err != nil {
+	if err := gitindex.NewEncoder(bw).Encode(idx); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return fmt.Errorf("encode git index: %w", err)
@@ -146,7 +146,7 @@ func statFile(p string) (worktreeFile, []byte, error) {
 // unchanged files only get their stat data refreshed. It reports whether
 // any entry's content changed and whether any entry changed at all (the
 // index then needs saving).
-func (g *Repo) stageTouched(ctx context.Context, idx *index.Index, paths []string, known map[string]*index.Entry) (changed, touched bool, err error) {
+func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []string, known map[string]*gitindex.Entry) (changed, touched bool, err error) {
 	racyBefore := time.Now().Add(-2 * time.Second)
 	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
 		racyBefore = fi.ModTime()
@@ -248,8 +248,8 @@ func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
 	return out, nil
 }
 
-func entryMap(idx *index.Index) map[string]*index.Entry {
-	m := make(map[string]*index.Entry, len(idx.Entries))
+func entryMap(idx *gitindex.Index) map[string]*gitindex.Entry {
+	m := make(map[string]*gitindex.Entry, len(idx.Entries))
 	for _, e := range idx.Entries {
 		if cur, ok := m[e.Name]; !ok || e.Stage < cur.Stage {
 			m[e.Name] = e
@@ -294,7 +294,7 @@ func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, 
 	return g.commit(ctx, idx, entryMap(idx), paths)
 }
 
-func (g *Repo) commit(ctx context.Context, idx *index.Index, known map[string]*index.Entry, paths []string) (plumbing.Hash, bool, error) {
+func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string) (plumbing.Hash, bool, error) {
 	_, touched, err := g.stageTouched(ctx, idx, paths, known)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
