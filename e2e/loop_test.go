@@ -24,6 +24,22 @@ func firstTurn(t *testing.T, api *fakeAPI, prompt string) string {
 	return ""
 }
 
+// twoMachines sets up two users ("desk" and "laptop") with `anamnesis
+// init` against one bare hub, with extra init flags.
+func twoMachines(t *testing.T, initFlags ...string) (desk, laptop *user) {
+	t.Helper()
+	hub := testutil.BareHub(t)
+	desk, laptop = newUser(t), newUser(t)
+	for _, m := range []struct {
+		u    *user
+		name string
+	}{{desk, "desk"}, {laptop, "laptop"}} {
+		m.u.env = append(m.u.env, "ANAMNESIS_MACHINE_ID="+m.name)
+		m.u.anamnesis(append([]string{"init", "--yes", "--remote", hub}, initFlags...)...)
+	}
+	return desk, laptop
+}
+
 // With many global notes, the project's notes still reach the model at
 // SessionStart (globals used to fill the budget first).
 func TestClaudeCodeProjectNotesBeforeManyGlobals(t *testing.T) {
@@ -62,12 +78,7 @@ func TestClaudeCodeProjectNotesBeforeManyGlobals(t *testing.T) {
 // resumed session is not given its first injection again.
 func TestClaudeCodeNoteArrivesMidSession(t *testing.T) {
 	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
-	hub := testutil.BareHub(t)
-	desk, laptop := newUser(t), newUser(t)
-	desk.env = append(desk.env, "ANAMNESIS_MACHINE_ID=desk")
-	laptop.env = append(laptop.env, "ANAMNESIS_MACHINE_ID=laptop")
-	desk.anamnesis("init", "--yes", "--remote", hub, "--no-mcp")
-	laptop.anamnesis("init", "--yes", "--remote", hub, "--no-mcp")
+	desk, laptop := twoMachines(t, "--no-mcp")
 	known := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Demo deploys on Tuesdays", "--body", "Only Tuesdays."))
 	desk.anamnesis("sync")
 	dir := desk.project("demo")
@@ -99,12 +110,7 @@ func TestClaudeCodeNoteArrivesMidSession(t *testing.T) {
 // the copy beside its note, and memory_resolve settles it.
 func TestClaudeCodeSeesAndResolvesAConflict(t *testing.T) {
 	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
-	hub := testutil.BareHub(t)
-	desk, laptop := newUser(t), newUser(t)
-	desk.env = append(desk.env, "ANAMNESIS_MACHINE_ID=desk")
-	laptop.env = append(laptop.env, "ANAMNESIS_MACHINE_ID=laptop")
-	desk.anamnesis("init", "--yes", "--remote", hub, "--no-sync")
-	laptop.anamnesis("init", "--yes", "--remote", hub, "--no-sync")
+	desk, laptop := twoMachines(t, "--no-sync")
 	id := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Canary duration", "--body", "The canary runs 30 minutes."))
 	desk.anamnesis("sync")
 	laptop.anamnesis("sync")
