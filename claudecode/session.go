@@ -75,11 +75,6 @@ func (st *sessionState) add(ids []string) {
 	}
 }
 
-func injected(dir, session string) (map[string]bool, error) {
-	st, err := loadState(dir, session)
-	return st.seen(), err
-}
-
 // saveState writes a session's state. A cache of what the session was
 // shown: losing it in a crash only means a note may be shown twice, so no
 // fsync on the hook's path.
@@ -96,15 +91,6 @@ func saveState(dir, session string, st sessionState) error {
 	}
 	pruneState(filepath.Join(dir, "sessions"))
 	return nil
-}
-
-func rememberInjected(dir, session string, ids []string) error {
-	st, err := loadState(dir, session)
-	if err != nil {
-		return err
-	}
-	st.add(ids)
-	return saveState(dir, session, st)
 }
 
 // pruneState removes session state of sessions long over; best effort.
