@@ -36,7 +36,10 @@ find one to update instead. memory_search ranks by keyword relevance (any word m
 specific terms work best. Notes the user's session started with are already in context.
 
 memory_write stores a new durable note; it is committed at once and, when a remote is set, synced
-to the other machines within seconds. A note that replaces older ones names them in supersedes, which hides them from
+to the other machines within seconds.
+
+A note marked CONFLICT COPY is another machine's version of the note shown just before it (a sync
+met overlapping edits); neither is settled until memory_resolve keeps one or the merged text. A note that replaces older ones names them in supersedes, which hides them from
 search.`
 
 func mcpCommand() *cli.Command {
@@ -220,7 +223,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_status", Annotations: readOnly(),
-		Description: "Report the memory store: note counts by type, scope and project, index state, files that could not be indexed, sync remote and head, and conflict copies waiting to be reconciled."},
+		Description: "Report the memory store: note counts by type, scope and project, index state, files that could not be indexed, sync remote and head, and unresolved conflicts (conflict copies, and notes two machines both superseded)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.Status, error) {
 			st, err := s.Status(ctx)
 			return nil, st, err
