@@ -243,6 +243,11 @@ func TestImportNativeTwoMachines(t *testing.T) {
 		}
 	}
 
+	st, err := b.Status(ctx)
+	if err != nil || len(st.Native) != 2 || st.Native[0].Project != "github.com/ann/app" || st.Native[0].MachineID != "desk" || st.Native[1].MachineID != "laptop" || st.Native[0].Notes != 1 {
+		t.Errorf("status counts of native memories: %+v %v", st.Native, err)
+	}
+
 	// Importing again on both and syncing changes nothing.
 	headA := head(t, a)
 	for _, x := range []struct {
