@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,7 +42,8 @@ func syncCommand() *cli.Command {
 				// the sync goes on (the memories are not ours to lose,
 				// and the next sync tries again).
 				native, nerr := s.ImportNative(ctx, anamnesis.NativeOptions{})
-				if nerr != nil {
+				// A read-only home: the sync refuses the same way, once.
+				if nerr != nil && !errors.Is(nerr, anamnesis.ErrReadOnly) {
 					fmt.Fprintf(c.App.ErrWriter, "anamnesis: importing Claude Code's memory: %v\n", nerr)
 				}
 				rep, err := s.Sync(ctx, anamnesis.SyncOptions{Timeout: c.Duration("timeout"), LockWait: c.Duration("wait")})
