@@ -35,7 +35,11 @@ type Config struct {
 	// DecayDays turns on recency decay in search: a note's score is
 	// multiplied by exp(-age/DecayDays) ("recall_decay_days"; 0: off).
 	DecayDays float64 `json:"-"`
-	raw       map[string]json.RawMessage
+	// NativeImportOff is "native_import": false: Claude Code's auto memory
+	// is not imported into memory/ (ImportNative does nothing). The
+	// default, with the key absent, is on.
+	NativeImportOff bool `json:"-"`
+	raw             map[string]json.RawMessage
 }
 
 // LoadConfig reads <home>/config.json. A missing file is an empty config;
@@ -63,6 +67,13 @@ func LoadConfig(home string) (Config, error) {
 		if err := json.Unmarshal(v, &c.DecayDays); err != nil || c.DecayDays < 0 {
 			return Config{}, fmt.Errorf("config %s: recall_decay_days must be a number of days >= 0, got %s", p, v)
 		}
+	}
+	if v, ok := c.raw["native_import"]; ok {
+		var on bool
+		if err := json.Unmarshal(v, &on); err != nil {
+			return Config{}, fmt.Errorf("config %s: native_import must be true or false, got %s", p, v)
+		}
+		c.NativeImportOff = !on
 	}
 	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote, "tailscale_socket": &c.TailscaleSocket} {
 		if v, ok := c.raw[key]; ok {

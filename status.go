@@ -15,6 +15,9 @@ type Status struct {
 	Notes NoteCounts  `json:"notes"`
 	Index IndexStatus `json:"index"`
 	Sync  SyncStatus  `json:"sync"`
+	// Native counts the notes imported from Claude Code's auto memory, per
+	// project and the machine whose Claude wrote them.
+	Native []index.SourceCount `json:"native"`
 }
 
 // NoteCounts counts indexed notes.
@@ -58,7 +61,11 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	var last string
 	var bad []index.File
 	var copies []string
+	var native []index.SourceCount
 	err := s.guard(ctx, func() (err error) {
+		if native, err = s.ix.CountBySource(ctx, NativeSource); err != nil {
+			return err
+		}
 		if st, err = s.ix.Stats(ctx); err != nil {
 			return err
 		}
@@ -85,10 +92,14 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 		conflicts = []Conflict{}
 	}
 	out := Status{
-		Home:  s.home,
-		Notes: NoteCounts{Total: st.Total, ByType: st.ByType, ByScope: st.ByScope, ByProject: st.ByProject},
-		Index: IndexStatus{Path: s.ix.Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
-		Sync:  SyncStatus{Remote: gitsync.Redact(s.Remote()), ConflictCopies: copies, Conflicts: conflicts},
+		Home:   s.home,
+		Notes:  NoteCounts{Total: st.Total, ByType: st.ByType, ByScope: st.ByScope, ByProject: st.ByProject},
+		Index:  IndexStatus{Path: s.ix.Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
+		Sync:   SyncStatus{Remote: gitsync.Redact(s.Remote()), ConflictCopies: copies, Conflicts: conflicts},
+		Native: native,
+	}
+	if out.Native == nil {
+		out.Native = []index.SourceCount{}
 	}
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
 		r, err := s.repo(ctx)

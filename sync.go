@@ -139,6 +139,9 @@ type SyncReport struct {
 	// (a mesh sync that found no peer to ask).
 	Warnings  []string      `json:"warnings,omitempty"`
 	Reindexed ReindexCounts `json:"reindexed"`
+	// Native is what the import of Claude Code's auto memory before the
+	// sync did (`anamnesis sync` runs it; Sync itself does not).
+	Native *NativeReport `json:"native,omitempty"`
 }
 
 // ReindexCounts counts index changes.

@@ -139,6 +139,37 @@ func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 	return s, nil
 }
 
+// SourceCount is how many notes of one provenance source a project holds
+// from one machine.
+type SourceCount struct {
+	Project   string `json:"project"`
+	MachineID string `json:"machine_id"`
+	Notes     int    `json:"notes"`
+}
+
+// CountBySource counts the notes whose prov_source is source, per project
+// and machine, ordered by project then machine.
+func (ix *Index) CountBySource(ctx context.Context, source string) ([]SourceCount, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT project, machine_id, COUNT(*) FROM memories WHERE prov_source = ?
+		GROUP BY project, machine_id ORDER BY project, machine_id`, source)
+	if err != nil {
+		return nil, ix.wrap("count", err)
+	}
+	defer rows.Close()
+	var out []SourceCount
+	for rows.Next() {
+		var c SourceCount
+		if err := rows.Scan(&c.Project, &c.MachineID, &c.Notes); err != nil {
+			return nil, ix.wrap("count", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, ix.wrap("count", err)
+	}
+	return out, nil
+}
+
 // SupersededIDs returns the ids some note supersedes, sorted.
 func (ix *Index) SupersededIDs(ctx context.Context) ([]string, error) {
 	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT superseded_id FROM memory_supersedes`)

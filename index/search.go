@@ -21,8 +21,11 @@ type Filter struct {
 	Type    string
 	Types   []string // any of these types (list and count)
 	Scope   string
-	Limit   int  // search: k (default DefaultK); list: 0 means no limit
-	Live    bool // list and count: leave out superseded notes (search always does)
+	// ProvSource: only notes whose prov_source is this ("claude-auto-memory"
+	// for notes imported from Claude Code's auto memory).
+	ProvSource string
+	Limit      int  // search: k (default DefaultK); list: 0 means no limit
+	Live       bool // list and count: leave out superseded notes (search always does)
 	// ArrivedAfter (unix nanoseconds; list only): only notes that arrived
 	// from another machine after it (Change.Arrived).
 	ArrivedAfter int64
@@ -52,6 +55,9 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 	}
 	if f.Scope != "" {
 		clauses, args = append(clauses, "m.scope = ?"), append(args, f.Scope)
+	}
+	if f.ProvSource != "" {
+		clauses, args = append(clauses, "m.prov_source = ?"), append(args, f.ProvSource)
 	}
 	if len(f.Types) > 0 {
 		clauses = append(clauses, "m.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Types)), ",")+")")

@@ -23,6 +23,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "anamnesis")
+	// Every sync imports Claude Code's auto memory: point the binaries
+	// the tests run at an empty Claude directory, not the runner's own
+	// (tests that need one set their own CLAUDE_CONFIG_DIR).
+	os.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(dir, "claude"))
 	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)

@@ -12,16 +12,21 @@ func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "list notes, newest first (superseded notes included)",
-		Flags: filterFlags(false),
+		Flags: append(filterFlags(false), &cli.StringFlag{Name: "source",
+			Usage: "only notes from this source: native (imported from Claude Code's auto memory) or a prov_source such as claude-code or human"}),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("list takes no arguments; filter with --project, --type, --scope")
+				return usagef("list takes no arguments; filter with --project, --type, --scope, --source")
 			}
 			if err := atLeastOne(c, "limit", " (leave it out for every note)"); err != nil {
 				return err
 			}
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
-				hits, err := s.List(ctx, filterFrom(c, c.Int("limit")))
+				f := filterFrom(c, c.Int("limit"))
+				if f.ProvSource = c.String("source"); f.ProvSource == "native" {
+					f.ProvSource = anamnesis.NativeSource
+				}
+				hits, err := s.List(ctx, f)
 				if err != nil {
 					return err
 				}

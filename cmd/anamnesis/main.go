@@ -107,6 +107,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			initCommand(),
 			uninstallCommand(),
 			syncCommand(),
+			nativeCommand(),
 			resolveCommand(),
 			hooksCommand(),
 			hookCommand(),

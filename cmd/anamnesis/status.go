@@ -66,6 +66,15 @@ func statusCommand() *cli.Command {
 						fmt.Fprintf(w, "         conflict: %s and %s both replace %s (`anamnesis resolve %s --keep ID`)\n", c.ID, strings.Join(c.Rivals, ", "), c.Replaces, c.Replaces)
 					}
 				}
+				if len(st.Native) > 0 {
+					total := 0
+					var parts []string
+					for _, n := range st.Native {
+						total += n.Notes
+						parts = append(parts, fmt.Sprintf("%s from %s %d", n.Project, n.MachineID, n.Notes))
+					}
+					fmt.Fprintf(w, "native:  %s imported from Claude Code's auto memory (%s)\n", plural(total, "memory", "memories"), strings.Join(parts, ", "))
+				}
 				fmt.Fprintf(w, "tailnet: %s\n", st.Sync.Tailnet)
 				return nil
 			})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,7 +20,9 @@ func syncCommand() *cli.Command {
 			"committed locally. The hub's main is synced; a hub without main (created with master) is synced\n" +
 			"on its default branch.\n" +
 			"Edits of the same note on two machines are merged; when both changed the same lines the\n" +
-			"newer version stays and the other is kept as <note>.conflict-<hash>.md (see `anamnesis status`).",
+			"newer version stays and the other is kept as <note>.conflict-<hash>.md (see `anamnesis status`).\n" +
+			"Before syncing, Claude Code's auto memory on this machine is imported (`anamnesis native import`;\n" +
+			"\"native_import\": false in config.json turns it off).",
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a fetch or push when no data moved for this long (a long transfer that keeps moving is fine)"},
 			&cli.DurationFlag{Name: "wait", Value: 30 * time.Second, Usage: "wait this long for another sync to finish"},
@@ -34,9 +37,21 @@ func syncCommand() *cli.Command {
 			// A first sync into an empty directory sets up the store, like
 			// a first write: that is how a second machine starts.
 			return withStore(c, forFirstWrite, func(ctx context.Context, s *anamnesis.Store) error {
+				// Claude Code's auto memory is imported first, so this
+				// sync carries it; an import that fails is reported and
+				// the sync goes on (the memories are not ours to lose,
+				// and the next sync tries again).
+				native, nerr := s.ImportNative(ctx, anamnesis.NativeOptions{})
+				// A read-only home: the sync refuses the same way, once.
+				if nerr != nil && !errors.Is(nerr, anamnesis.ErrReadOnly) {
+					fmt.Fprintf(c.App.ErrWriter, "anamnesis: importing Claude Code's memory: %v\n", nerr)
+				}
 				rep, err := s.Sync(ctx, anamnesis.SyncOptions{Timeout: c.Duration("timeout"), LockWait: c.Duration("wait")})
 				for _, warning := range rep.Warnings {
 					fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", warning)
+				}
+				if nerr == nil {
+					rep.Native = &native
 				}
 				if c.Bool("json") && err == nil {
 					return printJSON(c.App.Writer, rep)
@@ -58,6 +73,7 @@ func syncCommand() *cli.Command {
 					fmt.Fprintf(w, "sync: %s (this machine's branch stays main)\n", rep.BranchNote)
 				}
 				fmt.Fprintf(w, "sync: committed=%v fetched=%v merged=%v pushed=%v head=%s\n", rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, head)
+				printNative(w, "sync: native", native, false)
 				fmt.Fprintf(w, "sync: reindexed %d added, %d updated, %d deleted\n", rep.Reindexed.Added, rep.Reindexed.Updated, rep.Reindexed.Deleted)
 				for _, p := range rep.Peers {
 					if p.Error != "" {
