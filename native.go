@@ -444,21 +444,7 @@ func (imp *nativeImport) finish(ctx context.Context) error {
 // on the machine, so two machines never write the same note.
 func nativeID(machine, project, file string) string {
 	sum := sha256.Sum256([]byte(NativeSource + "\x00" + machine + "\x00" + project + "\x00" + file))
-	const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-	var out [26]byte
-	var acc uint64
-	bits, j := 0, 0
-	for _, by := range sum[:16] {
-		acc = acc<<8 | uint64(by)
-		bits += 8
-		for bits >= 5 {
-			out[j] = crockford[(acc>>(bits-5))&31]
-			bits -= 5
-			j++
-		}
-	}
-	out[j] = crockford[(acc<<(5-bits))&31] // the last 3 bits, padded
-	return string(out[:])
+	return note.IDFromHash(sum[:])
 }
 
 func (s *Store) nativeStatePath() string {

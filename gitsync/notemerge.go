@@ -105,29 +105,8 @@ func conflictCopy(lose *note.Note, raw []byte) []byte {
 	return note.Marshal(&c)
 }
 
-const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
 // contentID derives a 26-character id (ULID alphabet) from a hash.
-func contentID(h plumbing.Hash) string {
-	var out [26]byte
-	var acc uint64
-	bits, j := 0, 0
-	for _, by := range h[:16] {
-		acc = acc<<8 | uint64(by)
-		bits += 8
-		for bits >= 5 && j < 26 {
-			out[j] = crockford[(acc>>(bits-5))&31]
-			bits -= 5
-			j++
-		}
-	}
-	for j < 26 {
-		out[j] = crockford[(acc<<(5-bits))&31]
-		bits = 0
-		j++
-	}
-	return string(out[:])
-}
+func contentID(h plumbing.Hash) string { return note.IDFromHash(h[:]) }
 
 // mergeFrontmatter merges key by key: a value only one side changed wins;
 // both changed to different values, the newer note's value wins; tags and

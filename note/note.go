@@ -108,6 +108,28 @@ var idPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$`)
 // a path, so it is refused before it reaches the file system or the index.
 func ValidID(s string) bool { return idPattern.MatchString(s) }
 
+// IDFromHash derives a note id from the first 16 bytes of a hash (sum
+// must hold at least 16): 26 characters of the ULID alphabet (Crockford
+// base32, the last of them padded), for ids that every machine must derive
+// alike, such as a merge conflict copy's or an imported memory's.
+func IDFromHash(sum []byte) string {
+	const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	var out [26]byte
+	var acc uint64
+	bits, j := 0, 0
+	for _, by := range sum[:16] {
+		acc = acc<<8 | uint64(by)
+		bits += 8
+		for bits >= 5 {
+			out[j] = crockford[(acc>>(bits-5))&31]
+			bits -= 5
+			j++
+		}
+	}
+	out[j] = crockford[(acc<<(5-bits))&31] // 128 bits: 25 characters and 3 bits
+	return string(out[:])
+}
+
 // NewID returns a fresh ULID (26 characters, Crockford base32, uppercase),
 // the id format of the Python tool.
 func NewID(t time.Time) string {
