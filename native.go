@@ -24,7 +24,7 @@ import (
 
 // NativeSource is the prov_source of notes imported from Claude Code's
 // auto memory (`list --source native`).
-const NativeSource = "claude-auto-memory"
+const NativeSource = note.ProvClaudeMemory
 
 // Tags and frontmatter keys of an imported memory. native_machine names
 // the machine whose Claude wrote the memory, native_file the file inside

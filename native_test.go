@@ -222,6 +222,9 @@ func TestImportNativeTwoMachines(t *testing.T) {
 			t.Fatalf("import: %+v %v", rep, err)
 		}
 	}
+	if _, _, err := b.Write(ctx, WriteRequest{Type: "procedural", Title: "Release", Body: "make ship", Project: "github.com/ann/app"}); err != nil {
+		t.Fatal(err)
+	}
 	mustSync(t, a, b, a)
 	for _, s := range []*Store{a, b} {
 		hits, err := s.List(ctx, Filter{ProvSource: NativeSource, Project: "github.com/ann/app"})
@@ -241,6 +244,26 @@ func TestImportNativeTwoMachines(t *testing.T) {
 		if st, err := s.Status(ctx); err != nil || len(st.Sync.ConflictCopies) != 0 {
 			t.Errorf("%s: conflict copies %+v %v", s.machineID, st.Sync.ConflictCopies, err)
 		}
+	}
+
+	// At SessionStart each machine is given the other machine's Claude
+	// memory, after the project's own notes, and not its own (Claude Code
+	// loads that itself).
+	notes, _, _, err := b.Inject(ctx, "github.com/ann/app", 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, h := range notes {
+		switch {
+		case h.ProvSource == NativeSource:
+			order = append(order, "native:"+h.MachineID)
+		case h.Project == "github.com/ann/app":
+			order = append(order, "project")
+		}
+	}
+	if fmt.Sprint(order) != "[project native:desk]" {
+		t.Errorf("laptop's SessionStart selection: %v, want the project's note, then desk's Claude memory only", order)
 	}
 
 	st, err := b.Status(ctx)

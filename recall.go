@@ -39,6 +39,7 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 	count := func(f index.Filter) (int, error) {
 		return guarded(ctx, s, func() (int, error) { return s.ix.Count(ctx, f) })
 	}
+	var native []index.Hit // the other machines' Claude Code memories of the project
 	if project != note.DefaultProject {
 		if projectTotal, err = count(index.Filter{Project: project, Live: true}); err != nil {
 			return nil, 0, 0, err
@@ -53,6 +54,18 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 				return 0
 			}
 			return cmp.Compare(b.Confidence, a.Confidence)
+		})
+		// Claude Code's own memories: this machine's Claude already has
+		// its own (Claude Code loads them); the other machines' come in a
+		// block of their own after the project's notes.
+		durable = slices.DeleteFunc(durable, func(h index.Hit) bool {
+			if h.ProvSource != NativeSource {
+				return false
+			}
+			if h.MachineID != s.machineID {
+				native = append(native, h)
+			}
+			return true
 		})
 		notes = append(notes, durable...)
 		recent, err := list(index.Filter{Project: project, Type: note.TypeEpisodic, Live: true, Limit: 20})
@@ -74,6 +87,8 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	global = slices.DeleteFunc(global, func(h index.Hit) bool { return h.ProvSource == NativeSource && h.MachineID == s.machineID })
+	notes = append(notes, native...)
 	notes, err = s.pairConflicts(ctx, append(notes, global...))
 	return notes, projectTotal, globalTotal, err
 }

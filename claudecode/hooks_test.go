@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 func TestParseTranscriptSkipsNoise(t *testing.T) {
@@ -162,5 +165,19 @@ func TestProjectKey(t *testing.T) {
 	run("remote", "add", "origin", "git@github.com:Acme/MyTool.git")
 	if got := ProjectKey(filepath.Join(repo, "pkg"), home); got != "github.com/acme/mytool" {
 		t.Errorf("origin: %q", got)
+	}
+}
+
+// Imported Claude Code memories from other machines come under a heading
+// of their own, each marked with its machine.
+func TestRenderNativeMemories(t *testing.T) {
+	own := index.Hit{Note: note.Note{ID: "01AAAAAAAAAAAAAAAAAAAAAAAA", Type: "procedural", Title: "Release", Project: "app", MachineID: "laptop", ProvSource: note.DefaultProvSource, Confidence: 1}}
+	nat := index.Hit{Note: note.Note{ID: "01BBBBBBBBBBBBBBBBBBBBBBBB", Type: "semantic", Title: "Build", Project: "app", MachineID: "desk", ProvSource: note.ProvClaudeMemory, Confidence: 1}}
+	nat2 := nat
+	nat2.ID, nat2.Title = "01CCCCCCCCCCCCCCCCCCCCCCCC", "Deploy"
+	text, ids := renderNotes([]index.Hit{own, nat, nat2}, 4000)
+	if len(ids) != 3 || strings.Count(text, nativeHeading) != 1 || strings.Index(text, nativeHeading) < strings.Index(text, "Release") ||
+		strings.Index(text, nativeHeading) > strings.Index(text, "Build") || strings.Count(text, "Claude Code memory from desk") != 2 {
+		t.Errorf("rendered:\n%s", text)
 	}
 }

@@ -21,19 +21,33 @@ func Output(event, context string) string {
 
 // renderNotes writes whole notes in order while they fit in budget
 // characters, skipping any that would not fit.
+//
+// Claude Code's own memories from other machines (imported auto memory)
+// get a heading of their own the first time one is written: they are
+// what Claude learned elsewhere, not notes the user wrote.
 func renderNotes(notes []index.Hit, budget int) (string, []string) {
 	var b strings.Builder
 	var ids []string
+	headed := false
 	for _, h := range notes {
 		part := renderNote(h)
+		if h.ProvSource == note.ProvClaudeMemory && !headed {
+			part = nativeHeading + part
+		}
 		if b.Len()+len(part) > budget {
 			continue
+		}
+		if h.ProvSource == note.ProvClaudeMemory {
+			headed = true
 		}
 		b.WriteString(part)
 		ids = append(ids, h.ID)
 	}
 	return b.String(), ids
 }
+
+// nativeHeading opens the block of imported Claude Code memories.
+const nativeHeading = "\n### Claude Code's own memories of this work, recorded on the user's other machines\n"
 
 // renderNote shows control characters escaped (note.Escape): notes come
 // from machines that may not refuse them, and Claude Code can print what
@@ -42,6 +56,9 @@ func renderNote(h index.Hit) string {
 	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", note.Escape(h.Project), note.Escape(h.MachineID), dateOf(h.UpdatedAt), h.ID)
 	if h.ProvSource != note.DefaultProvSource || h.Confidence < 1.0 {
 		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
+	}
+	if h.ProvSource == note.ProvClaudeMemory {
+		meta += " | Claude Code memory from " + note.Escape(h.MachineID)
 	}
 	if v, ok := conflictOf(h); ok {
 		// Both versions are shown, the copy right after its note: the

@@ -31,6 +31,9 @@ const (
 	DefaultUserID      = "self"
 	DefaultWorkspaceID = "personal"
 	DefaultProvSource  = "human"
+	// ProvClaudeMemory marks a note imported from Claude Code's own auto
+	// memory (prov_source).
+	ProvClaudeMemory = "claude-auto-memory"
 )
 
 // MaxTitle bounds a title written here (in characters). Titles are one
