@@ -54,7 +54,7 @@ const nativeHeading = "\n### Claude Code's own memories of this work, recorded o
 // a hook injects.
 func renderNote(h index.Hit) string {
 	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", note.Escape(h.Project), note.Escape(h.MachineID), dateOf(h.UpdatedAt), h.ID)
-	if h.ProvSource != note.DefaultProvSource || h.Confidence < 1.0 {
+	if (h.ProvSource != note.DefaultProvSource && h.ProvSource != note.ProvClaudeMemory) || h.Confidence < 1.0 {
 		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
 	}
 	if h.ProvSource == note.ProvClaudeMemory {

@@ -163,3 +163,48 @@ func TestClaudeCodeSeesAndResolvesAConflict(t *testing.T) {
 		t.Errorf("merged text not in the note: %s", show)
 	}
 }
+
+// What one machine's Claude Code put in its own auto memory reaches the
+// other machine's first model request: desk's Claude wrote a memory file,
+// desk synced (the sync imports it), the laptop synced, and the real CLI
+// on the laptop, in a checkout of the same repository at another path,
+// is given it at SessionStart, marked with the machine it came from.
+func TestClaudeCodeAutoMemoryTravels(t *testing.T) {
+	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
+	desk, laptop := twoMachines(t, "--no-mcp")
+	const origin = "git@github.com:ann/tern.git"
+	checkout := func(u *user, path string) string {
+		dir := u.home + "/" + path
+		u.run(u.home, "", "mkdir", "-p", dir)
+		testutil.Git(t, dir, "init", "-q")
+		testutil.Git(t, dir, "remote", "add", "origin", origin)
+		return dir
+	}
+	deskDir := checkout(desk, "src/tern")
+	laptopDir := checkout(laptop, "work/tern-checkout")
+	// What Claude Code on the desk left: a transcript with the checkout as
+	// cwd, and a memory file in the project's auto memory.
+	proj := desk.home + "/.claude/projects/-home-desk-src-tern"
+	desk.run(desk.home, "", "mkdir", "-p", proj+"/memory")
+	transcript := fmt.Sprintf(`{"type":"user","cwd":%q,"sessionId":"s1","message":{"role":"user","content":"hi"}}`+"\n", deskDir)
+	memory := "---\nname: Tern builds\ndescription: The tern release build needs CGO_ENABLED=0\ntype: project\n---\nBuild the tern binary with CGO_ENABLED=0 or the Alpine image fails at start.\n"
+	for name, text := range map[string]string{proj + "/s1.jsonl": transcript, proj + "/memory/project_tern.md": memory,
+		proj + "/memory/MEMORY.md": "- [Tern builds](project_tern.md): CGO off\n"} {
+		if out, _, err := desk.run(desk.home, text, "tee", name); err != nil {
+			t.Fatalf("write %s: %v %s", name, err, out)
+		}
+	}
+	desk.anamnesis("sync")
+	laptop.anamnesis("sync")
+	api := startFakeAPI(t, Reply{Text: "ok"})
+	if out, errs, err := laptop.claude(claude, laptopDir, api.URL, "let's cut a tern release"); err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, out, errs)
+	}
+	first := firstTurn(t, api, "let's cut a tern release")
+	if i := strings.Index(first, "### Claude Code"); i >= 0 {
+		t.Logf("the laptop's first model request carries:\n%s", first[i:min(len(first), i+420)])
+	}
+	if !strings.Contains(first, "CGO_ENABLED=0 or the Alpine image fails") || !strings.Contains(first, "Claude Code memory from desk") {
+		t.Errorf("desk's auto memory did not reach the laptop's first model request")
+	}
+}
