@@ -39,7 +39,11 @@ type Config struct {
 	// is not imported into memory/ (ImportNative does nothing). The
 	// default, with the key absent, is on.
 	NativeImportOff bool `json:"-"`
-	raw             map[string]json.RawMessage
+	// NativeImportSkip lists projects (keys) whose Claude Code memories
+	// are not imported ("native_import_skip"); notes imported from them
+	// before are removed by the next import.
+	NativeImportSkip []string `json:"-"`
+	raw              map[string]json.RawMessage
 }
 
 // LoadConfig reads <home>/config.json. A missing file is an empty config;
@@ -74,6 +78,11 @@ func LoadConfig(home string) (Config, error) {
 			return Config{}, fmt.Errorf("config %s: native_import must be true or false, got %s", p, v)
 		}
 		c.NativeImportOff = !on
+	}
+	if v, ok := c.raw["native_import_skip"]; ok {
+		if err := json.Unmarshal(v, &c.NativeImportSkip); err != nil {
+			return Config{}, fmt.Errorf("config %s: native_import_skip must be a list of project keys such as [\"github.com/me/secret\"], got %s", p, v)
+		}
 	}
 	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote, "tailscale_socket": &c.TailscaleSocket} {
 		if v, ok := c.raw[key]; ok {

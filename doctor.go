@@ -138,6 +138,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 	} else {
 		out = append(out, problem("conflict copies", err, "run `anamnesis reindex --full`"))
 	}
+	out = append(out, s.nativeCheck(ctx))
 	if forks, err := s.ix.Forks(ctx); err == nil && len(forks) > 0 {
 		var items []string
 		for of, succ := range forks {
@@ -398,4 +399,27 @@ func (s *Store) claudeHooksCheck(inst Install) Check {
 	}
 	return Check{Name: "claude code hooks", State: CheckWarn,
 		Detail: "not installed in " + plan.Path + ": Claude Code sessions get no memory", Fix: fix}
+}
+
+// nativeCheck says how many of Claude Code's own memories were imported,
+// per project and machine (information: nothing here needs fixing).
+func (s *Store) nativeCheck(ctx context.Context) Check {
+	const name = "claude code memory"
+	if s.config.NativeImportOff {
+		return Check{Name: name, State: CheckOK, Detail: "not imported (native_import is false in config.json)"}
+	}
+	counts, err := s.ix.CountBySource(ctx, NativeSource)
+	if err != nil {
+		return Check{Name: name, State: CheckWarn, Detail: s.ix.Explain(err).Error()}
+	}
+	if len(counts) == 0 {
+		return Check{Name: name, State: CheckOK, Detail: "no memories imported yet (`anamnesis sync` or `anamnesis native import` imports them)"}
+	}
+	total := 0
+	var items []string
+	for _, c := range counts {
+		total += c.Notes
+		items = append(items, fmt.Sprintf("%s: %s from %s", c.Project, countOf(c.Notes, "memory", "memories"), c.MachineID))
+	}
+	return Check{Name: name, State: CheckOK, Detail: countOf(total, "memory", "memories") + " imported from Claude Code's auto memory", Items: items}
 }

@@ -72,9 +72,11 @@ type NativeReport struct {
 	Off bool `json:"off,omitempty"`
 	// Dirs are the memory directories found, Files the memory files in
 	// them, Read the files read (the rest were unchanged by size and mtime).
-	Dirs  int `json:"dirs"`
-	Files int `json:"files"`
-	Read  int `json:"read"`
+	Dirs int `json:"dirs"`
+	// SkippedProjects are the projects native_import_skip left out.
+	SkippedProjects []string `json:"skipped_projects,omitempty"`
+	Files           int      `json:"files"`
+	Read            int      `json:"read"`
 	// Imported, Updated and Removed are note ids.
 	Imported []string `json:"imported"`
 	Updated  []string `json:"updated"`
@@ -169,6 +171,14 @@ func (s *Store) ImportNative(ctx context.Context, opts NativeOptions) (NativeRep
 			project = nativeCustomProj
 		case d.Cwd != "":
 			project = projectKey(d.Cwd)
+		}
+		if slices.Contains(s.config.NativeImportSkip, project) {
+			// Opted out: its files are not read, and what an earlier
+			// import took from it is removed below (not seen this run).
+			if !slices.Contains(rep.SkippedProjects, project) {
+				rep.SkippedProjects = append(rep.SkippedProjects, project)
+			}
+			continue
 		}
 		for _, f := range d.Files {
 			if err := ctx.Err(); err != nil {

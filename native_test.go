@@ -369,3 +369,52 @@ func TestImportNative1000(t *testing.T) {
 	}
 	t.Logf("1,000 memory files: first import %v, import with nothing changed %v", first.Round(time.Millisecond), again.Round(time.Millisecond))
 }
+
+// A project in native_import_skip is not imported, and what an earlier
+// import took from it goes; other projects are untouched.
+func TestImportNativeSkipsAProject(t *testing.T) {
+	home, cfg, userHome := t.TempDir(), t.TempDir(), t.TempDir()
+	mem := "---\nname: Secret\ndescription: d\ntype: project\n---\nbody\n"
+	claudeProject(t, cfg, "-secret", filepath.Join(userHome, "secret"), "git@github.com:ann/secret.git", map[string]string{"project_a.md": mem})
+	claudeProject(t, cfg, "-open", filepath.Join(userHome, "open"), "git@github.com:ann/open.git", map[string]string{"project_b.md": mem})
+	opts := NativeOptions{ConfigDir: cfg, UserHome: userHome}
+	open := func() *Store {
+		s, err := Open(ctx, home, Options{MachineID: "desk", Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	if rep, err := s.ImportNative(ctx, opts); err != nil || len(rep.Imported) != 2 {
+		t.Fatalf("first import: %+v %v", rep, err)
+	}
+	s.Close()
+	if err := os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"machine_id": "desk", "native_import_skip": ["github.com/ann/secret"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	defer s.Close()
+	rep, err := s.ImportNative(ctx, opts)
+	if err != nil || len(rep.Removed) != 1 || len(rep.Imported) != 0 || fmt.Sprint(rep.SkippedProjects) != "[github.com/ann/secret]" {
+		t.Fatalf("import after opting out: %+v %v", rep, err)
+	}
+	hits, _ := s.List(ctx, Filter{ProvSource: NativeSource})
+	if len(hits) != 1 || hits[0].Project != "github.com/ann/open" {
+		t.Errorf("left: %v", hits)
+	}
+	var native *Check
+	checks := s.Doctor(ctx, Install{Problem: "not checked here"})
+	for i := range checks {
+		if checks[i].Name == "claude code memory" {
+			native = &checks[i]
+		}
+	}
+	if native == nil || native.Detail != "1 memory imported from Claude Code's auto memory" || fmt.Sprint(native.Items) != "[github.com/ann/open: 1 memory from desk]" {
+		t.Errorf("doctor: %+v", native)
+	}
+	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"native_import_skip": "github.com/ann/secret"}`), 0o600)
+	if _, err := LoadConfig(home); err == nil || !strings.Contains(err.Error(), "native_import_skip") {
+		t.Errorf("a string for the list: %v", err)
+	}
+}
