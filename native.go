@@ -259,6 +259,11 @@ func (imp *nativeImport) file(ctx context.Context, dir, name, project string) er
 		imp.rep.Skipped = append(imp.rep.Skipped, SkippedFile{Path: path, Error: err.Error()})
 		return nil
 	}
+	if m.Exported != "" {
+		// Written by `anamnesis native export`: another machine's memory,
+		// already a note here; never this machine's.
+		return nil
+	}
 	if had && old.ID != id {
 		// The project key changed (an origin was added, say): the note
 		// moves to its new id.

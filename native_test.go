@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
+	"github.com/anamnesis-memory/anamnesis/nativemem"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -416,5 +417,69 @@ func TestImportNativeSkipsAProject(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"native_import_skip": "github.com/ann/secret"}`), 0o600)
 	if _, err := LoadConfig(home); err == nil || !strings.Contains(err.Error(), "native_import_skip") {
 		t.Errorf("a string for the list: %v", err)
+	}
+}
+
+// native export writes the other machine's memories as Claude Code's own
+// files, in its limits, never over a file Claude wrote; the import does
+// not take them back as this machine's; a gone note's file goes.
+func TestExportNative(t *testing.T) {
+	a, b := machines(t)
+	cfgA, cfgB := t.TempDir(), t.TempDir()
+	homeA, homeB := t.TempDir(), t.TempDir()
+	mem := func(name, desc string) string {
+		return "---\nname: " + name + "\ndescription: " + desc + "\ntype: feedback\n---\nThe details of " + name + ".\n"
+	}
+	claudeProject(t, cfgA, "-a-app", filepath.Join(homeA, "app"), "git@github.com:ann/app.git",
+		map[string]string{"feedback_tests.md": mem("Run tests first", "Always run go test before pushing"),
+			"feedback_logs.md": mem("Quiet logs", "Keep logs at warn")})
+	laptopDir := filepath.Join(homeB, "work", "app")
+	claudeProject(t, cfgB, "-b-app", laptopDir, "https://github.com/ann/app", nil)
+	if _, err := a.ImportNative(ctx, NativeOptions{ConfigDir: cfgA, UserHome: homeA}); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, a, b)
+	memDir := filepath.Join(cfgB, "projects", claudeProjectSlug(laptopDir), "memory")
+	os.MkdirAll(memDir, 0o755)
+	claudes := "- [Mine](mine.md): Claude's own\n"
+	os.WriteFile(filepath.Join(memDir, "MEMORY.md"), []byte(claudes), 0o644)
+	opts := ExportOptions{Dir: filepath.Join(laptopDir), ConfigDir: cfgB, UserHome: homeB}
+	if rep, err := b.ExportNative(ctx, ExportOptions{Dir: opts.Dir, ConfigDir: cfgB, UserHome: homeB, DryRun: true}); err != nil || len(rep.Written) != 2 {
+		t.Fatalf("dry run: %+v %v", rep, err)
+	} else if _, err := os.Stat(rep.Written[0]); err == nil {
+		t.Fatal("--print wrote a file")
+	}
+	rep, err := b.ExportNative(ctx, opts)
+	if err != nil || rep.Project != "github.com/ann/app" || len(rep.Written) != 2 || rep.Exported != 2 {
+		t.Fatalf("export: %+v %v", rep, err)
+	}
+	index, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md"))
+	if !strings.HasPrefix(string(index), claudes) || !strings.Contains(string(index), exportBegin) || strings.Count(string(index), "(from desk)") != 2 {
+		t.Errorf("MEMORY.md:\n%s", index)
+	}
+	data, _ := os.ReadFile(rep.Written[0])
+	if m, err := nativemem.Parse(data); err != nil || m.Exported == "" || m.Type != "feedback" || m.Name == "" {
+		t.Errorf("topic file %s: %+v %v", data, m, err)
+	}
+	// The laptop's own import must not take them for the laptop's.
+	if r, err := b.ImportNative(ctx, NativeOptions{ConfigDir: cfgB, UserHome: homeB}); err != nil || len(r.Imported) != 0 {
+		t.Errorf("import after export: %+v %v", r, err)
+	}
+	// A file Claude wrote where an export would go is never overwritten.
+	claudeFile := rep.Written[1]
+	os.WriteFile(claudeFile, []byte("---\nname: Claude's\n---\nmine\n"), 0o644)
+	if rep, err := b.ExportNative(ctx, opts); err != nil || len(rep.Kept) != 1 || rep.Kept[0] != claudeFile {
+		t.Errorf("re-export over Claude's file: %+v %v", rep, err)
+	}
+	if data, _ := os.ReadFile(claudeFile); string(data) != "---\nname: Claude's\n---\nmine\n" {
+		t.Error("a file Claude wrote was overwritten")
+	}
+	// Claude Code's limits: a MEMORY.md of 199 lines leaves no room.
+	os.WriteFile(filepath.Join(memDir, "MEMORY.md"), []byte(strings.Repeat("- line\n", 199)), 0o644)
+	if rep, err := b.ExportNative(ctx, opts); err != nil || len(rep.LeftOut) != 1 || rep.Exported != 0 {
+		t.Errorf("at the limit: %+v %v", rep, err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md")); countLines(string(data)) > memoryIndexMaxLines {
+		t.Errorf("MEMORY.md over %d lines", memoryIndexMaxLines)
 	}
 }

@@ -42,6 +42,10 @@ const maxLine = 1 << 20
 // the first records of a session.
 const maxTranscriptLines = 200
 
+// ExportKey is the front-matter key that marks a memory file written by
+// `anamnesis native export`, naming the note it came from.
+const ExportKey = "anamnesis_note"
+
 // ConfigDir is Claude Code's configuration directory: $CLAUDE_CONFIG_DIR
 // (getenv), else <userHome>/.claude.
 func ConfigDir(userHome string, getenv func(string) string) string {
@@ -265,6 +269,10 @@ type Memory struct {
 	Type            string
 	Modified        string
 	OriginSessionID string
+	// Exported is the note id in a file `anamnesis native export` wrote
+	// (front matter anamnesis_note): another machine's memory, which the
+	// import must not take for this machine's.
+	Exported string
 	// Body is the text after the front matter.
 	Body    string
 	Size    int64
@@ -336,6 +344,7 @@ func Parse(data []byte) (Memory, error) {
 		Description:     get("description"),
 		Modified:        get("modified"),
 		OriginSessionID: get("originSessionId"),
+		Exported:        get(ExportKey),
 		Body:            strings.TrimSpace(body),
 	}
 	switch t := strings.ToLower(get("type")); t {

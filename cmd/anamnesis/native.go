@@ -38,6 +38,55 @@ func nativeCommand() *cli.Command {
 					return nil
 				})
 			},
+		}, {
+			Name:  "export",
+			Usage: "write the memories your other machines' Claude recorded for a project into this machine's Claude Code memory",
+			Description: "For a user who wants them as Claude Code's own files (by default they reach Claude through the\n" +
+				"SessionStart hook, and nothing is written into ~/.claude). --project DIR names the project (a\n" +
+				"directory of it); its Claude Code memory directory gets one topic file per memory and a line for\n" +
+				"each in a marked section of MEMORY.md, within Claude Code's limits (200 lines, 25 KB). A file\n" +
+				"Claude wrote is never overwritten; exports whose note is gone are removed. The import never\n" +
+				"takes an exported file for this machine's own memory.",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "project", Usage: "a directory of the project (default: the current directory)"},
+				&cli.BoolFlag{Name: "print", Usage: "show what would be written, write nothing"},
+				jsonFlag,
+			},
+			Action: func(c *cli.Context) error {
+				if c.Args().Present() {
+					return usagef("native export takes no arguments; name the project with --project DIR")
+				}
+				dir := c.String("project")
+				if dir == "" {
+					dir = "."
+				}
+				return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
+					rep, err := s.ExportNative(ctx, anamnesis.ExportOptions{Dir: dir, DryRun: c.Bool("print")})
+					if err != nil {
+						return err
+					}
+					if c.Bool("json") {
+						return printJSON(c.App.Writer, rep)
+					}
+					w := c.App.Writer
+					verb := "wrote"
+					if rep.DryRun {
+						verb = "would write"
+					}
+					fmt.Fprintf(w, "native export: project %s, %s from other machines; %s %s in %s\n", rep.Project,
+						plural(rep.Available, "memory", "memories"), verb, plural(len(rep.Written), "file", "files"), rep.MemoryDir)
+					for _, p := range rep.Kept {
+						fmt.Fprintf(w, "native export: left %s alone (Claude Code wrote it)\n", p)
+					}
+					for _, p := range rep.Removed {
+						fmt.Fprintf(w, "native export: removed %s (its note is gone)\n", p)
+					}
+					if n := len(rep.LeftOut); n > 0 {
+						fmt.Fprintf(w, "native export: %s left out: MEMORY.md is at Claude Code's limit (200 lines, 25 KB)\n", plural(n, "memory", "memories"))
+					}
+					return nil
+				})
+			},
 		}},
 	}
 }
