@@ -134,17 +134,9 @@ func (s *Store) ImportNative(ctx context.Context, opts NativeOptions) (NativeRep
 	if err := s.writable("import Claude Code's memory"); err != nil {
 		return rep, err
 	}
-	userHome := opts.UserHome
-	if userHome == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return rep, fmt.Errorf("find the home directory for Claude Code's memory: %w", err)
-		}
-		userHome = h
-	}
-	configDir := opts.ConfigDir
-	if configDir == "" {
-		configDir = nativemem.ConfigDir(userHome, os.Getenv)
+	userHome, configDir, err := claudeDirs(opts.UserHome, opts.ConfigDir)
+	if err != nil {
+		return rep, err
 	}
 	projectKey := opts.ProjectKey
 	if projectKey == nil {
@@ -498,4 +490,21 @@ func (s *Store) saveNativeState(st *nativeState) error {
 		return fmt.Errorf("save native import state: %w", err)
 	}
 	return nil
+}
+
+// claudeDirs fills in the user's home directory and Claude Code's
+// configuration directory ($CLAUDE_CONFIG_DIR, else ~/.claude) where the
+// caller left them empty.
+func claudeDirs(userHome, configDir string) (string, string, error) {
+	if userHome == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", fmt.Errorf("find the home directory for Claude Code's memory: %w", err)
+		}
+		userHome = h
+	}
+	if configDir == "" {
+		configDir = nativemem.ConfigDir(userHome, os.Getenv)
+	}
+	return userHome, configDir, nil
 }

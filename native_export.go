@@ -70,17 +70,9 @@ type ExportReport struct {
 func (s *Store) ExportNative(ctx context.Context, opts ExportOptions) (ExportReport, error) {
 	var rep ExportReport
 	rep.DryRun = opts.DryRun
-	userHome := opts.UserHome
-	if userHome == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return rep, fmt.Errorf("find the home directory for Claude Code's memory: %w", err)
-		}
-		userHome = h
-	}
-	configDir := opts.ConfigDir
-	if configDir == "" {
-		configDir = nativemem.ConfigDir(userHome, os.Getenv)
+	userHome, configDir, err := claudeDirs(opts.UserHome, opts.ConfigDir)
+	if err != nil {
+		return rep, err
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
