@@ -43,7 +43,18 @@ type Config struct {
 	// are not imported ("native_import_skip"); notes imported from them
 	// before are removed by the next import.
 	NativeImportSkip []string `json:"-"`
-	raw              map[string]json.RawMessage
+	// Embedder configures the semantic search leg ("embedder"; nil: off).
+	Embedder *EmbedderConfig `json:"-"`
+	raw      map[string]json.RawMessage
+}
+
+// EmbedderConfig is config.json's "embedder": a local or hosted embedding
+// server (see package embed).
+type EmbedderConfig struct {
+	Kind      string `json:"kind"`        // "ollama" or "openai" (any OpenAI-compatible server)
+	URL       string `json:"url"`         // the server's base URL, e.g. http://127.0.0.1:11434
+	Model     string `json:"model"`       // e.g. nomic-embed-text
+	APIKeyEnv string `json:"api_key_env"` // environment variable holding a bearer key, if any
 }
 
 // LoadConfig reads <home>/config.json. A missing file is an empty config;
@@ -78,6 +89,13 @@ func LoadConfig(home string) (Config, error) {
 			return Config{}, fmt.Errorf("config %s: native_import must be true or false, got %s", p, v)
 		}
 		c.NativeImportOff = !on
+	}
+	if v, ok := c.raw["embedder"]; ok && string(v) != "null" {
+		var e EmbedderConfig
+		if err := json.Unmarshal(v, &e); err != nil {
+			return Config{}, fmt.Errorf("config %s: embedder must be an object like {\"kind\": \"ollama\", \"url\": \"http://127.0.0.1:11434\", \"model\": \"nomic-embed-text\"}, got %s", p, v)
+		}
+		c.Embedder = &e
 	}
 	if v, ok := c.raw["native_import_skip"]; ok {
 		if err := json.Unmarshal(v, &c.NativeImportSkip); err != nil {

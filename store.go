@@ -58,6 +58,12 @@ type Options struct {
 	// tailscaled's state; nil: a remote of "tailnet" cannot sync, and peer
 	// URLs are dialled directly.
 	Tailnet Tailnet
+	// Embedder computes the vectors of the semantic search leg; nil: the
+	// one config.json's "embedder" names, if any (NewEmbedder builds it).
+	Embedder Embedder
+	// NewEmbedder builds an Embedder from config.json's "embedder"; nil
+	// leaves the vector leg off unless Embedder is set.
+	NewEmbedder func(EmbedderConfig) (Embedder, error)
 	// BusyTimeout bounds waits for another process's index lock (0: 10 s).
 	BusyTimeout time.Duration
 	// DecayDays overrides config.json's recall_decay_days: > 0 sets the
@@ -118,6 +124,7 @@ type Store struct {
 	remote    string
 	tsSocket  string
 	tailnet   Tailnet
+	embedder  Embedder
 	busy      time.Duration
 	notice    func(string)
 	progress  func(stage string, done, total int)
@@ -179,6 +186,16 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	s.embedder = opts.Embedder
+	if s.embedder == nil && cfg.Embedder != nil && opts.NewEmbedder != nil {
+		e, err := opts.NewEmbedder(*cfg.Embedder)
+		if err != nil {
+			// The vector leg is an addition: without it search is BM25.
+			s.notice(fmt.Sprintf("embedder in %s not used: %v; search is BM25 only", filepath.Join(home, ConfigFile), err))
+		} else {
+			s.embedder = e
+		}
 	}
 	for _, d := range []string{home, s.memory.Root, s.local.Root} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

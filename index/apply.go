@@ -281,6 +281,7 @@ func (a *applier) dropNoteOwnedBy(id, path string, res *Result) error {
 		`DELETE FROM memory_supersedes WHERE memory_id = ?`,
 		`DELETE FROM memory_conflicts WHERE memory_id = ?`,
 		`DELETE FROM memory_arrivals WHERE memory_id = ?`,
+		`DELETE FROM memory_hashes WHERE memory_id = ?`,
 	} {
 		if err := a.exec(q, id); err != nil {
 			return err
@@ -399,6 +400,9 @@ func (a *applier) apply(c *Change, res *Result) error {
 		if err := a.exec(`INSERT OR IGNORE INTO memory_supersedes(memory_id, superseded_id) VALUES (?, ?)`, n.ID, s); err != nil {
 			return err
 		}
+	}
+	if err := a.exec(`INSERT OR REPLACE INTO memory_hashes(memory_id, hash) VALUES (?, ?)`, n.ID, EmbedHash(n.Title, n.Body, n.Tags)); err != nil {
+		return err
 	}
 	if err := a.exec(`DELETE FROM memory_conflicts WHERE memory_id = ?`, n.ID); err != nil {
 		return err

@@ -3,7 +3,7 @@ package index
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-6"
+const SchemaVersion = "go-7"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -15,6 +15,7 @@ var dropStatements = []string{
 	`DROP TABLE IF EXISTS memory_supersedes`,
 	`DROP TABLE IF EXISTS memory_conflicts`,
 	`DROP TABLE IF EXISTS memory_arrivals`,
+	`DROP TABLE IF EXISTS memory_hashes`,
 	`DROP TABLE IF EXISTS memories`,
 	`DROP TABLE IF EXISTS index_files`,
 	`DROP TABLE IF EXISTS index_terms`, // go-2
@@ -70,6 +71,22 @@ var schemaStatements = []string{
   arrived_ns INTEGER NOT NULL
 )`,
 	`CREATE INDEX IF NOT EXISTS idx_arrivals_time ON memory_arrivals(arrived_ns)`,
+	// The hash of what a note's vector is computed from (go-7): title,
+	// body and tags (EmbedText).
+	`CREATE TABLE IF NOT EXISTS memory_hashes (
+  memory_id TEXT PRIMARY KEY,
+  hash      TEXT NOT NULL
+)`,
+	`CREATE INDEX IF NOT EXISTS idx_hashes_hash ON memory_hashes(hash)`,
+	// Embedding vectors by content hash and model (go-7). Not in
+	// dropStatements: a rebuild keeps them, since a note whose text did
+	// not change needs no new vector, and computing one is the slow part.
+	`CREATE TABLE IF NOT EXISTS vectors (
+  hash  TEXT NOT NULL,
+  model TEXT NOT NULL,
+  vec   BLOB NOT NULL,
+  PRIMARY KEY (hash, model)
+) WITHOUT ROWID`,
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
   id UNINDEXED, title, body, tags, tokenize='porter unicode61'
 )`,

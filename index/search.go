@@ -40,6 +40,11 @@ type Hit struct {
 	// ConflictOf names the note this one is a merge conflict copy of
 	// ("" for an ordinary note).
 	ConflictOf string
+	// Why a hybrid search ranked it where it did: its rank in the BM25 and
+	// the vector legs (0: not in that leg), its cosine to the query, and
+	// the decay factor applied (0: none).
+	BM25Rank, VecRank int
+	Cosine, Decay     float64
 }
 
 // ConflictKey is the frontmatter key of a merge conflict copy naming the

@@ -1,0 +1,148 @@
+package anamnesis
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+)
+
+// The arithmetic: ranks 1 and 4 give 1/61 + 1/64 ≈ 0.0320,
+// ranks 12 and 1 give 1/72 + 1/61 ≈ 0.0303, so the first wins.
+func TestFuseIsReciprocalRank(t *testing.T) {
+	mk := func(ids ...string) []index.Hit {
+		var out []index.Hit
+		for _, id := range ids {
+			var h index.Hit
+			h.ID = id
+			out = append(out, h)
+		}
+		return out
+	}
+	var bm25ids []string
+	for i := 1; i <= 12; i++ {
+		bm25ids = append(bm25ids, map[int]string{1: "A", 12: "B"}[i]+strings.Repeat("x", i))
+	}
+	bm25ids[0], bm25ids[11] = "A", "B"
+	vec := mk("B", "v2", "v3", "A")
+	cos := []float64{0.9, 0.8, 0.7, 0.6}
+	out := fuse(mk(bm25ids...), vec, cos, 1, 1)
+	score := map[string]index.Hit{}
+	for _, h := range out {
+		score[h.ID] = h
+	}
+	a, b := score["A"], score["B"]
+	if math.Abs(a.Score-(1.0/61+1.0/64)) > 1e-12 || math.Abs(b.Score-(1.0/72+1.0/61)) > 1e-12 {
+		t.Errorf("A %.6f, B %.6f", a.Score, b.Score)
+	}
+	if out[0].ID != "A" || out[1].ID != "B" {
+		t.Errorf("order %s, %s: A (0.0320) must beat B (0.0303)", out[0].ID, out[1].ID)
+	}
+	if a.BM25Rank != 1 || a.VecRank != 4 || a.Cosine != 0.6 || b.BM25Rank != 12 || b.VecRank != 1 {
+		t.Errorf("ranks: A %+v B %+v", a, b)
+	}
+	if v := score["v2"]; v.BM25Rank != 0 || v.VecRank != 2 || math.Abs(v.Score-1.0/62) > 1e-12 {
+		t.Errorf("vector-only hit: %+v", v)
+	}
+}
+
+// conceptEmbedder is a small deterministic Embedder: words map to
+// concepts through a synonym table, so a paraphrase with no word in common
+// embeds close to its original.
+type conceptEmbedder struct {
+	calls int
+	fail  error
+}
+
+var concepts = map[string]string{
+	"automobile": "car", "car": "car", "vehicle": "car",
+	"repair": "fix", "fix": "fix", "mend": "fix",
+	"sluggish": "slow", "slow": "slow", "laggy": "slow",
+	"datastore": "database", "database": "database", "db": "database",
+}
+
+func (e *conceptEmbedder) Model() string { return "concepts-v1" }
+
+func (e *conceptEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	e.calls++
+	if e.fail != nil {
+		return nil, e.fail
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, 32)
+		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool { return r < 'a' || r > 'z' }) {
+			c, ok := concepts[w]
+			if !ok {
+				continue // only concept words count: a toy, but a deterministic one
+			}
+			h := fnv.New32a()
+			h.Write([]byte(c))
+			v[h.Sum32()%32]++
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// A paraphrase that shares no word with a note finds it through the
+// vector leg; BM25 alone cannot; a dead embedder degrades to BM25.
+func TestHybridFindsAParaphrase(t *testing.T) {
+	home := t.TempDir()
+	emb := &conceptEmbedder{}
+	s, err := Open(ctx, home, Options{MachineID: "m", Create: true, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	target, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Sluggish datastore", Body: "The db gets laggy under load."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Car repair", Body: "Mend the automobile on Fridays."}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.EmbedPending(ctx)
+	if err != nil || rep.Embedded != 2 || rep.Pending != 0 {
+		t.Fatalf("embed: %+v %v", rep, err)
+	}
+	if rep, _ := s.EmbedPending(ctx); rep.Embedded != 0 {
+		t.Errorf("unchanged notes embedded again: %+v", rep)
+	}
+	const q = "why database slow"
+	if hits, _ := s.Search(ctx, q, Filter{}); len(hits) != 0 {
+		t.Fatalf("setup: BM25 found %v for a query with no shared word", hits)
+	}
+	hits, degraded, err := s.SearchMode(ctx, q, Filter{}, ModeHybrid)
+	if err != nil || degraded != nil || len(hits) == 0 || hits[0].ID != target.ID {
+		t.Fatalf("hybrid: %v %v %v", hits, degraded, err)
+	}
+	if hits[0].VecRank != 1 || hits[0].BM25Rank != 0 || hits[0].Cosine < 0.9 || hits[0].Score <= 0 {
+		t.Errorf("the hit does not say why: %+v", hits[0])
+	}
+	emb.fail = errors.New("embedder at http://127.0.0.1:11434 is not answering")
+	hits, degraded, err = s.SearchMode(ctx, "sluggish datastore", Filter{}, ModeHybrid)
+	if err != nil || degraded == nil || len(hits) != 1 || hits[0].ID != target.ID {
+		t.Errorf("a dead embedder must degrade to BM25 and say so: %v %v %v", hits, degraded, err)
+	}
+	if _, _, err := s.SearchMode(ctx, q, Filter{}, ModeVec); err == nil {
+		t.Error("vec mode with a dead embedder must fail")
+	}
+	if _, _, err := s.SearchMode(ctx, q, Filter{}, "magic"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a bad mode: %v", err)
+	}
+	// An edit makes the note pending again.
+	emb.fail = nil
+	n, _, _ := s.Get(ctx, target.ID)
+	n.Body = "The db is laggy at night."
+	if _, err := s.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := s.EmbedPending(ctx); err != nil || rep.Embedded != 1 {
+		t.Errorf("after an edit: %+v %v", rep, err)
+	}
+}
