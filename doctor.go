@@ -138,7 +138,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 	} else {
 		out = append(out, problem("conflict copies", err, "run `anamnesis reindex --full`"))
 	}
-	out = append(out, s.nativeCheck(ctx))
+	out = append(out, s.nativeCheck(ctx), s.embedderCheck(ctx))
 	if forks, err := s.ix.Forks(ctx); err == nil && len(forks) > 0 {
 		var items []string
 		for of, succ := range forks {

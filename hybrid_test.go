@@ -113,6 +113,12 @@ func TestHybridFindsAParaphrase(t *testing.T) {
 	if rep, _ := s.EmbedPending(ctx); rep.Embedded != 0 {
 		t.Errorf("unchanged notes embedded again: %+v", rep)
 	}
+	if st, err := s.Status(ctx); err != nil || st.Vectors == nil || st.Vectors.With != 2 || st.Vectors.Without != 0 || st.Vectors.Model != "concepts-v1" {
+		t.Errorf("status vectors: %+v %v", st.Vectors, err)
+	}
+	if c := s.embedderCheck(ctx); c.State != CheckOK {
+		t.Errorf("doctor: %+v", c)
+	}
 	const q = "why database slow"
 	if hits, _ := s.Search(ctx, q, Filter{}); len(hits) != 0 {
 		t.Fatalf("setup: BM25 found %v for a query with no shared word", hits)
@@ -131,6 +137,9 @@ func TestHybridFindsAParaphrase(t *testing.T) {
 	}
 	if _, _, err := s.SearchMode(ctx, q, Filter{}, ModeVec); err == nil {
 		t.Error("vec mode with a dead embedder must fail")
+	}
+	if c := s.embedderCheck(ctx); c.State != CheckWarn || !strings.Contains(c.Detail, "does not answer") {
+		t.Errorf("doctor with a dead embedder: %+v", c)
 	}
 	if _, _, err := s.SearchMode(ctx, q, Filter{}, "magic"); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a bad mode: %v", err)

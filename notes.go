@@ -276,6 +276,13 @@ type NoteJSON struct {
 	// best score) are set where a person or a model reads results (MCP).
 	Rank      int     `json:"rank,omitempty"`
 	Relevance float64 `json:"relevance,omitempty"`
+	// Why a hybrid search ranked it there: its rank in the BM25 and vector
+	// legs (absent: not in that leg), its cosine to the query, the decay
+	// factor (absent: no decay). Score is then the fused score.
+	BM25Rank int     `json:"bm25_rank,omitempty"`
+	VecRank  int     `json:"vec_rank,omitempty"`
+	Cosine   float64 `json:"cosine,omitempty"`
+	Decay    float64 `json:"decay,omitempty"`
 }
 
 // NoteOf is h as NoteJSON, with its body, and with its score if
@@ -294,6 +301,7 @@ func NoteOf(h Hit, withScore bool) NoteJSON {
 	if withScore {
 		s := h.Score
 		out.Score = &s
+		out.BM25Rank, out.VecRank, out.Cosine, out.Decay = h.BM25Rank, h.VecRank, h.Cosine, h.Decay
 	}
 	return out
 }

@@ -18,6 +18,8 @@ type Status struct {
 	// Native counts the notes imported from Claude Code's auto memory, per
 	// project and the machine whose Claude wrote them.
 	Native []index.SourceCount `json:"native"`
+	// Vectors says how far the semantic leg is; absent without an embedder.
+	Vectors *VectorStatus `json:"vectors,omitempty"`
 }
 
 // NoteCounts counts indexed notes.
@@ -100,6 +102,9 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	}
 	if out.Native == nil {
 		out.Native = []index.SourceCount{}
+	}
+	if out.Vectors, err = s.Vectors(ctx); err != nil {
+		return Status{}, err
 	}
 	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
 		r, err := s.repo(ctx)

@@ -41,11 +41,7 @@ func runLogged(ctx context.Context, logPath string) int {
 // and Claude Code never waits for the network; a failure to start is one
 // line on stderr.
 func spawnSync(c *cli.Context, s *anamnesis.Store) {
-	bin, err := os.Executable()
-	if err == nil {
-		err = spawn(bin, s.Home(), "sync")
-	}
-	if err != nil {
+	if err := spawnSelf(s.Home(), "sync"); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background sync not started: %v\n", err)
 	}
 }
@@ -93,4 +89,13 @@ func spawn(binary, storeHome, command string) error {
 		return fmt.Errorf("start background %s: %w", command, err)
 	}
 	return cmd.Process.Release()
+}
+
+// spawnSelf starts this binary's command detached (spawn).
+func spawnSelf(home, command string) error {
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return spawn(bin, home, command)
 }

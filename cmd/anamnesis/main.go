@@ -109,6 +109,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			syncCommand(),
 			nativeCommand(),
 			resolveCommand(),
+			embedCommand(),
 			hooksCommand(),
 			hookCommand(),
 			mcpCommand(),

@@ -172,15 +172,30 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			if in.K < 0 || in.K > anamnesis.MaxK {
 				return nil, notesOut{}, fmt.Errorf("k: must be between 1 and %d", anamnesis.MaxK)
 			}
-			hits, err := s.Search(ctx, in.Query, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K})
+			mode := anamnesis.ModeFTS
+			if s.HasEmbedder() {
+				mode = anamnesis.ModeHybrid
+			}
+			hits, degraded, err := s.SearchMode(ctx, in.Query, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K}, mode)
 			if err != nil {
 				return nil, notesOut{}, err
 			}
+			if degraded != nil {
+				log.Warn("semantic search unavailable; BM25 results", "err", degraded)
+				mode = anamnesis.ModeFTS
+			}
 			out := notesOut{Results: []anamnesis.NoteJSON{}}
 			budget := mcpTotalCap
-			relevant := anamnesis.Relevant(hits)
+			relevant := hits
+			if mode == anamnesis.ModeFTS {
+				relevant = anamnesis.Relevant(hits)
+			}
 			for i, h := range relevant {
-				n := toMCP(h, false, &budget)
+				// A fused score (0.0164 for rank 1 in one leg) and each
+				// leg's rank say why a note ranked there; a raw bm25 score
+				// (0.0000014) says nothing, so an fts result carries only
+				// its rank and relevance.
+				n := toMCP(h, mode == anamnesis.ModeHybrid, &budget)
 				n.Rank, n.Relevance = i+1, anamnesis.Relevance(h.Score, relevant[0].Score)
 				out.Results = append(out.Results, n)
 			}

@@ -21,6 +21,7 @@ func reindexCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
+				defer spawnEmbed(c, s) // vectors follow in the background
 				var rep anamnesis.ReconcileReport
 				var err error
 				if c.Bool("full") {

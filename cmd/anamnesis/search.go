@@ -18,8 +18,12 @@ func searchCommand() *cli.Command {
 			"newest first on ties. Notes replaced by another note (supersedes) are left out.\n" +
 			"With --decay-days D (or recall_decay_days in config.json) the best matches are re-ranked\n" +
 			"by score x exp(-age/D), so older notes fade; off by default.\n" +
+			"With an embedder in config.json (\"embedder\"), --mode hybrid (the default then) fuses BM25 with\n" +
+			"a semantic leg by reciprocal rank; --mode vec is the semantic leg alone, --mode fts BM25 alone.\n" +
+			"An embedder that does not answer leaves BM25, with one line on stderr.\n" +
 			"Flags may follow the query; put -- before a query that itself contains one of these flags.",
-		Flags: append(filterFlags(true), decayFlag),
+		Flags: append(filterFlags(true), decayFlag,
+			&cli.StringFlag{Name: "mode", Usage: "`MODE`: hybrid, vec or fts (default: hybrid with an embedder, else fts)"}),
 		Action: func(c *cli.Context) error {
 			if !c.Args().Present() {
 				return usagef("search needs a query")
@@ -29,9 +33,16 @@ func searchCommand() *cli.Command {
 			}
 			query := strings.Join(c.Args().Slice(), " ")
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
-				hits, err := s.Search(ctx, query, filterFrom(c, c.Int("k")))
+				mode := c.String("mode")
+				if mode == "" && s.HasEmbedder() {
+					mode = anamnesis.ModeHybrid
+				}
+				hits, degraded, err := s.SearchMode(ctx, query, filterFrom(c, c.Int("k")), mode)
 				if err != nil {
 					return err
+				}
+				if degraded != nil {
+					fmt.Fprintf(c.App.ErrWriter, "anamnesis: semantic search unavailable (%v); BM25 results\n", degraded)
 				}
 				if c.Bool("json") {
 					return printResults(c.App.Writer, hits, true)

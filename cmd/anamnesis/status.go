@@ -75,6 +75,9 @@ func statusCommand() *cli.Command {
 					}
 					fmt.Fprintf(w, "native:  %s imported from Claude Code's auto memory (%s)\n", plural(total, "memory", "memories"), strings.Join(parts, ", "))
 				}
+				if v := st.Vectors; v != nil {
+					fmt.Fprintf(w, "vectors: %d notes embedded with %s, %d not yet\n", v.With, v.Model, v.Without)
+				}
 				fmt.Fprintf(w, "tailnet: %s\n", st.Sync.Tailnet)
 				return nil
 			})

@@ -37,6 +37,7 @@ func syncCommand() *cli.Command {
 			// A first sync into an empty directory sets up the store, like
 			// a first write: that is how a second machine starts.
 			return withStore(c, forFirstWrite, func(ctx context.Context, s *anamnesis.Store) error {
+				defer spawnEmbed(c, s) // vectors follow in the background
 				// Claude Code's auto memory is imported first, so this
 				// sync carries it; an import that fails is reported and
 				// the sync goes on (the memories are not ours to lose,

@@ -53,6 +53,7 @@ func writeCommand() *cli.Command {
 				sup = append(sup, strings.Split(v, ",")...)
 			}
 			return withStore(c, forFirstWrite, func(ctx context.Context, s *anamnesis.Store) error {
+				defer spawnEmbed(c, s) // vectors follow in the background
 				n, path, err := s.Write(ctx, anamnesis.WriteRequest{
 					Type: c.String("type"), Title: c.String("title"), Body: body, Project: c.String("project"),
 					Tags: tags, Scope: c.String("scope"), Supersedes: sup,
