@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/embed"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,6 +49,7 @@ func storeOptions(c *cli.Context, mode openMode) (home string, o anamnesis.Optio
 		return "", o, err
 	}
 	o.Tailnet = tailscaled{}
+	o.NewEmbedder = newEmbedder
 	o.Remote = os.Getenv(remoteEnv)
 	o.TailscaleSocket = tailscaleSocketOption(c)
 	switch mode {
@@ -153,4 +155,10 @@ func withStore(c *cli.Context, mode openMode, fn func(context.Context, *anamnesi
 	}
 	defer s.Close()
 	return fn(c.Context, s)
+}
+
+// newEmbedder builds the semantic leg's client from config.json's
+// "embedder" (package embed).
+func newEmbedder(c anamnesis.EmbedderConfig) (anamnesis.Embedder, error) {
+	return embed.New(embed.Config{Kind: c.Kind, URL: c.URL, Model: c.Model, APIKeyEnv: c.APIKeyEnv})
 }

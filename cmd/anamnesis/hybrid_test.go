@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/fakeembed"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
+)
+
+// With an embedder in config.json (the fake server, Ollama's API): write
+// starts the embedding in the background, search is hybrid and explains
+// each hit, a paraphrase with no shared word is found; a second machine
+// embeds what a sync brings; a dead embedder leaves BM25 and one line.
+func TestHybridSearchThroughTheCLI(t *testing.T) {
+	srv := fakeembed.Start(t, fakeembed.Options{Model: "nomic-embed-text"})
+	hub := testutil.BareHub(t)
+	config := func(home, url string) {
+		cfg := fmt.Sprintf(`{"embedder": {"kind": "ollama", "url": %q, "model": "nomic-embed-text"}}`, url)
+		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	desk, laptop := t.TempDir(), t.TempDir()
+	config(desk, srv.URL)
+	config(laptop, srv.URL)
+	defer awaitDetached(t, desk)
+	defer awaitDetached(t, laptop)
+	mustOK(t, anmRemote(t, desk, "desk", hub, "", "write", "--type", "semantic", "--title", "Sluggish datastore", "--body", "The db gets laggy under load; add an index."))
+	mustOK(t, anmRemote(t, desk, "desk", hub, "", "write", "--type", "semantic", "--title", "Quarterly budget", "--body", "The meeting is on Mondays."))
+	mustOK(t, anmRemote(t, desk, "desk", hub, "", "embed")) // what the background one does; idempotent
+	r := mustOK(t, anmRemote(t, desk, "desk", hub, "", "search", "--json", "why", "database", "slow"))
+	var out struct {
+		Results []struct {
+			Title    string
+			BM25Rank int     `json:"bm25_rank"`
+			VecRank  int     `json:"vec_rank"`
+			Cosine   float64 `json:"cosine"`
+			Score    float64 `json:"score"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out.Results) == 0 {
+		t.Fatalf("search: %v %s", err, r.stdout)
+	}
+	top := out.Results[0]
+	if top.Title != "Sluggish datastore" || top.VecRank != 1 || top.BM25Rank != 0 || top.Cosine <= 0.3 || top.Score <= 0 {
+		t.Errorf("hybrid top hit: %+v", top)
+	}
+	if r := mustOK(t, anmRemote(t, desk, "desk", hub, "", "search", "--mode", "fts", "why", "database", "slow")); strings.Contains(r.stdout, "Sluggish") {
+		t.Errorf("fts mode found the paraphrase: %s", r.stdout)
+	}
+	// The laptop embeds what its sync brought.
+	mustOK(t, anmRemote(t, desk, "desk", hub, "", "sync"))
+	mustOK(t, anmRemote(t, laptop, "laptop", hub, "", "sync"))
+	mustOK(t, anmRemote(t, laptop, "laptop", hub, "", "embed"))
+	st := mustOK(t, anmRemote(t, laptop, "laptop", hub, "", "status", "--json")).stdout
+	if !strings.Contains(st, `"with_vector": 2`) || !strings.Contains(st, `"without_vector": 0`) {
+		t.Errorf("laptop status after sync and embed: %s", st)
+	}
+	// A dead embedder: BM25 results and one line on stderr.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	config(laptop, dead)
+	r = mustOK(t, anmRemote(t, laptop, "laptop", hub, "", "search", "sluggish", "datastore"))
+	if !strings.Contains(r.stdout, "Sluggish datastore") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "BM25 results") {
+		t.Errorf("dead embedder: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	if r := anmRemote(t, laptop, "laptop", hub, "", "search", "--mode", "vec", "sluggish"); r.code == 0 {
+		t.Errorf("vec mode with a dead embedder succeeded: %s", r.stdout)
+	}
+}
