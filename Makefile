@@ -87,9 +87,12 @@ bench: build
 	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
 
 # Recall on LoCoMo only: make bench-recall LOCOMO=../shared/data/locomo
+# With a semantic leg: EMBEDDER=ollama,http://127.0.0.1:11434,nomic-embed-text
+# (MODE=hybrid by default then, or vec; an API key comes from
+# ANAMNESIS_EMBED_API_KEY).
 bench-recall:
 	@test -n "$(LOCOMO)" || { echo "usage: make bench-recall LOCOMO=path/to/locomo"; exit 2; }
-	$(GO) run ./cmd/anamnesis-bench -recall-only -locomo $(LOCOMO) -dir $(BENCHDIR)
+	$(GO) run ./cmd/anamnesis-bench -recall-only -locomo $(LOCOMO) -dir $(BENCHDIR) $(if $(EMBEDDER),-embedder $(EMBEDDER)) $(if $(MODE),-mode $(MODE))
 
 # Memory in the loop: two machines and a hub, scripted sessions through the
 # real hooks and MCP server, probe prompts on the other machine; prints the

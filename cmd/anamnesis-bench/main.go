@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/embed"
 	"github.com/anamnesis-memory/anamnesis/internal/bench"
 )
 
@@ -25,6 +27,8 @@ func main() {
 	syncSizes := flag.String("sync-sizes", "10000", "store sizes for the sync figures (empty: skip)")
 	locomoDir := flag.String("locomo", "", "LoCoMo conversation directory: also score recall on it")
 	recallOnly := flag.Bool("recall-only", false, "only the LoCoMo recall figures")
+	embedder := flag.String("embedder", "", "KIND,URL,MODEL of an embedding server (ollama or openai) for the recall figures' semantic leg, e.g. ollama,http://127.0.0.1:11434,nomic-embed-text")
+	mode := flag.String("mode", "", "search mode for the recall figures: fts, vec or hybrid (default: hybrid with -embedder, else fts)")
 	loop := flag.Bool("loop", false, "only the memory-in-the-loop scenario (two machines, scripted sessions, probes); needs -bin")
 	loopHooks := flag.Int("loop-hook-size", 10000, "store size for the loop scenario's hook timings (0: skip)")
 	flag.Parse()
@@ -42,7 +46,15 @@ func main() {
 			fmt.Fprintln(os.Stderr, "anamnesis-bench: -recall-only needs -locomo DIR")
 			os.Exit(2)
 		}
-		f, err := bench.RunLoCoMo(context.Background(), *locomoDir, *dir, bench.StoreSearch)
+		emb, m, err := recallEmbedder(*embedder, *mode)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: %v\n", err)
+			os.Exit(2)
+		}
+		if emb != nil {
+			fmt.Printf("semantic leg: %s, mode %s\n", emb.Model(), m)
+		}
+		f, err := bench.RunLoCoMo(context.Background(), *locomoDir, *dir, emb, bench.ModeSearch(m))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "anamnesis-bench: locomo: %v\n", err)
 			os.Exit(1)
@@ -171,4 +183,26 @@ func printLoop(f bench.LoopFigures) {
 		fmt.Fprintf(w, "hook prompt p50 at 10,000 notes\t%s\t< 30 ms\n", ms(f.HookPromptP50))
 	}
 	w.Flush()
+}
+
+// recallEmbedder reads -embedder KIND,URL,MODEL and the mode it implies.
+func recallEmbedder(spec, mode string) (anamnesis.Embedder, string, error) {
+	if spec == "" {
+		if mode != "" && mode != anamnesis.ModeFTS {
+			return nil, "", fmt.Errorf("-mode %s needs -embedder", mode)
+		}
+		return nil, anamnesis.ModeFTS, nil
+	}
+	parts := strings.SplitN(spec, ",", 3)
+	if len(parts) != 3 {
+		return nil, "", fmt.Errorf("-embedder wants KIND,URL,MODEL, got %q", spec)
+	}
+	c, err := embed.New(embed.Config{Kind: parts[0], URL: parts[1], Model: parts[2], APIKeyEnv: "ANAMNESIS_EMBED_API_KEY", Timeout: 60 * time.Second})
+	if err != nil {
+		return nil, "", err
+	}
+	if mode == "" {
+		mode = anamnesis.ModeHybrid
+	}
+	return c, mode, nil
 }

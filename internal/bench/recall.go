@@ -27,7 +27,8 @@ type RecallFigures struct {
 
 // RunLoCoMo converts the conversations in dir, indexes them in a fresh
 // store under work, and scores anamnesis search and the grep baseline.
-func RunLoCoMo(ctx context.Context, dir, work string, search func(*anamnesis.Store) eval.Searcher) (RecallFigures, error) {
+// With emb, the store embeds every session first (the semantic leg).
+func RunLoCoMo(ctx context.Context, dir, work string, emb anamnesis.Embedder, search func(*anamnesis.Store) eval.Searcher) (RecallFigures, error) {
 	var f RecallFigures
 	sessions, questions, err := locomo.Load(dir)
 	if err != nil {
@@ -45,11 +46,16 @@ func RunLoCoMo(ctx context.Context, dir, work string, search func(*anamnesis.Sto
 			return f, err
 		}
 	}
-	st, err := anamnesis.Open(ctx, home, anamnesis.Options{MachineID: "bench"})
+	st, err := anamnesis.Open(ctx, home, anamnesis.Options{MachineID: "bench", Embedder: emb})
 	if err != nil {
 		return f, err
 	}
 	defer st.Close()
+	if emb != nil {
+		if _, err := st.EmbedPending(ctx); err != nil {
+			return f, err
+		}
+	}
 	var head, adv, all []eval.Case
 	for _, q := range questions {
 		all = append(all, q.Case)
@@ -90,19 +96,33 @@ func RunLoCoMo(ctx context.Context, dir, work string, search func(*anamnesis.Sto
 	return f, nil
 }
 
-// StoreSearch is anamnesis's own search as eval sees it.
-func StoreSearch(st *anamnesis.Store) eval.Searcher {
-	return func(ctx context.Context, q string, k int) ([]eval.Hit, error) {
-		hits, err := st.Search(ctx, q, index.Filter{Limit: k})
-		if err != nil {
-			return nil, err
+// StoreSearch is anamnesis's own search as eval sees it: BM25.
+func StoreSearch(st *anamnesis.Store) eval.Searcher { return ModeSearch(anamnesis.ModeFTS)(st) }
+
+// ModeSearch is anamnesis's search in mode (fts, vec, hybrid) as eval
+// sees it. A query the embedder cannot take fails the run: a figure must
+// say which ranking it measured.
+func ModeSearch(mode string) func(*anamnesis.Store) eval.Searcher {
+	return func(st *anamnesis.Store) eval.Searcher {
+		return func(ctx context.Context, q string, k int) ([]eval.Hit, error) {
+			hits, degraded, err := st.SearchMode(ctx, q, index.Filter{Limit: k}, mode)
+			if err == nil && degraded != nil {
+				err = degraded
+			}
+			if err != nil {
+				return nil, err
+			}
+			return evalHits(hits), nil
 		}
-		out := make([]eval.Hit, len(hits))
-		for i, h := range hits {
-			out[i] = eval.Hit{ID: h.ID, Text: h.Title + "\n" + h.Body}
-		}
-		return out, nil
 	}
+}
+
+func evalHits(hits []anamnesis.Hit) []eval.Hit {
+	out := make([]eval.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = eval.Hit{ID: h.ID, Text: h.Title + "\n" + h.Body}
+	}
+	return out
 }
 
 // FormatRecall renders the LoCoMo table.
