@@ -178,11 +178,15 @@ func isCommentOrBlank(l string) bool {
 	return t == "" || t == "\r" || t[0] == '#'
 }
 
+// commentLines keeps the comment lines of ls, moved to column 1: Marshal
+// may write a comment after a different key than the one it followed in
+// the file, and an indented comment after a block scalar would become
+// the scalar's text.
 func commentLines(ls []string) []string {
 	var out []string
 	for _, l := range ls {
 		if t := strings.TrimLeft(l, " \t"); t != "" && t[0] == '#' {
-			out = append(out, l)
+			out = append(out, t)
 		}
 	}
 	return out
