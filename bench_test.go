@@ -109,13 +109,32 @@ func (randomEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 }
 
 // BenchmarkVectorLeg10k is the exact cosine scan over 10,000 notes of 768
-// dimensions (the bound: 5 ms), and BenchmarkHybrid10k the whole
-// hybrid search (both legs and fusion), the query already embedded.
+// dimensions (the bound: 5 ms) in a process that has searched
+// before (the MCP server, the web UI), BenchmarkVectorLegCold10k the first
+// search of a process (a CLI search, a prompt hook), which reads the
+// vectors from index.db first, and BenchmarkHybrid10k the whole hybrid
+// search (both legs and fusion), the query already embedded.
 func BenchmarkVectorLeg10k(b *testing.B) {
+	s, q := vectorBench(b)
+	defer s.Close()
+	leg := func() {
+		if _, _, err := s.ix.NearestVectors(ctx, "random-768", q, index.Filter{}, legK); err != nil {
+			b.Fatal(err)
+		}
+	}
+	leg()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		leg()
+	}
+}
+
+func BenchmarkVectorLegCold10k(b *testing.B) {
 	s, q := vectorBench(b)
 	defer s.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		s.ix.DropVectorCache()
 		if _, _, err := s.ix.NearestVectors(ctx, "random-768", q, index.Filter{}, legK); err != nil {
 			b.Fatal(err)
 		}
@@ -125,11 +144,15 @@ func BenchmarkVectorLeg10k(b *testing.B) {
 func BenchmarkHybrid10k(b *testing.B) {
 	s, q := vectorBench(b)
 	defer s.Close()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	search := func() {
 		if _, err := s.searchWithVector(ctx, "configure the ingest pipeline", q, index.Filter{}, ModeHybrid); err != nil {
 			b.Fatal(err)
 		}
+	}
+	search()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		search()
 	}
 }
 

@@ -58,6 +58,9 @@ type Index struct {
 	accs  sync.Pool // *[]float64 score arrays (rank_postings.go)
 
 	chunkMax, chunkTarget int // posting chunk sizes (postings.go)
+
+	vmu   sync.Mutex
+	vsets map[string]*vecSet // by model (vectors.go)
 }
 
 // SearchPaths counts which strategy answered each search (see Search).
@@ -267,6 +270,9 @@ func createSchema(ctx context.Context, tx *sql.Tx, dropMeta bool) error {
 			return err
 		}
 	}
+	if err := migrateVectors(ctx, tx); err != nil {
+		return err
+	}
 	for _, s := range schemaStatements {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
 			return err
@@ -282,6 +288,31 @@ func createSchema(ctx context.Context, tx *sql.Tx, dropMeta bool) error {
 	}
 	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaSchema, SchemaVersion)
 	return err
+}
+
+// migrateVectors moves the vectors of a go-7 index, kept in a WITHOUT
+// ROWID table, into the rowid table that replaced it: computing them is
+// the slow part of the semantic leg, so a schema change keeps them.
+func migrateVectors(ctx context.Context, tx *sql.Tx) error {
+	var def string
+	err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'vectors'`).Scan(&def)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !strings.Contains(def, "WITHOUT ROWID")) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, s := range []string{
+		`ALTER TABLE vectors RENAME TO vectors_go7`,
+		vectorsTable,
+		`INSERT OR REPLACE INTO vectors(hash, model, vec) SELECT hash, model, vec FROM vectors_go7`,
+		`DROP TABLE vectors_go7`,
+	} {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("move vectors to the go-8 table: %w", err)
+		}
+	}
+	return nil
 }
 
 // Path is the database file.

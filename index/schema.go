@@ -3,7 +3,7 @@ package index
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-7"
+const SchemaVersion = "go-8"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -23,6 +23,13 @@ var dropStatements = []string{
 	`DROP TABLE IF EXISTS index_df`,
 	`DROP TABLE IF EXISTS index_meta`,
 }
+
+const vectorsTable = `CREATE TABLE IF NOT EXISTS vectors (
+  hash  TEXT NOT NULL,
+  model TEXT NOT NULL,
+  vec   BLOB NOT NULL,
+  UNIQUE (hash, model)
+)`
 
 var schemaStatements = []string{
 	`CREATE TABLE IF NOT EXISTS memories (
@@ -81,12 +88,20 @@ var schemaStatements = []string{
 	// Embedding vectors by content hash and model (go-7). Not in
 	// dropStatements: a rebuild keeps them, since a note whose text did
 	// not change needs no new vector, and computing one is the slow part.
-	`CREATE TABLE IF NOT EXISTS vectors (
-  hash  TEXT NOT NULL,
-  model TEXT NOT NULL,
-  vec   BLOB NOT NULL,
-  PRIMARY KEY (hash, model)
-) WITHOUT ROWID`,
+	// A rowid table with its key in a separate index (go-8): in a
+	// WITHOUT ROWID table each 3 KB row sits in the key's b-tree, so every
+	// lookup by hash read vectors it did not want (embedding 10,000 notes
+	// spent minutes there).
+	vectorsTable,
+	// A generation per model, bumped with every write to its vectors
+	// (go-8): a process that holds them in memory reads them again when it
+	// changes. Kept through rebuilds, as the vectors are.
+	`CREATE TABLE IF NOT EXISTS vector_models (
+  model TEXT PRIMARY KEY,
+  gen   INTEGER NOT NULL
+)`,
+	// Vectors kept from an index of an earlier version need a generation.
+	`INSERT OR IGNORE INTO vector_models(model, gen) SELECT DISTINCT model, CAST(unixepoch('now', 'subsec') * 1000000000 AS INTEGER) FROM vectors`,
 	`CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
   id UNINDEXED, title, body, tags, tokenize='porter unicode61'
 )`,
