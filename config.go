@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -55,7 +56,24 @@ type EmbedderConfig struct {
 	URL       string `json:"url"`         // the server's base URL, e.g. http://127.0.0.1:11434
 	Model     string `json:"model"`       // e.g. nomic-embed-text
 	APIKeyEnv string `json:"api_key_env"` // environment variable holding a bearer key, if any
+	// MinCosine is how close a note must be to a prompt for prompt recall
+	// to add it through the vector leg (0: DefaultRecallCosine). Prompt
+	// recall adds nothing unless asked to, so it keeps a floor; search
+	// has none.
+	MinCosine float64 `json:"min_cosine,omitempty"`
+	// PromptTimeoutMS bounds the wait for a prompt's embedding in the
+	// prompt hook (0: DefaultRecallEmbedTimeout); later, recall is BM25.
+	PromptTimeoutMS int `json:"prompt_timeout_ms,omitempty"`
 }
+
+// Defaults of the semantic leg in prompt recall: the cosine a note needs
+// (nomic-embed-text puts unrelated texts at 0.3 to 0.5, a paraphrase above
+// 0.7) and how long a prompt waits for its embedding (a local model
+// answers a short text in tens of milliseconds once loaded).
+const (
+	DefaultRecallCosine       = 0.6
+	DefaultRecallEmbedTimeout = 250 * time.Millisecond
+)
 
 // LoadConfig reads <home>/config.json. A missing file is an empty config;
 // an unreadable or invalid one is an error that names the file, because
@@ -94,6 +112,12 @@ func LoadConfig(home string) (Config, error) {
 		var e EmbedderConfig
 		if err := json.Unmarshal(v, &e); err != nil {
 			return Config{}, fmt.Errorf("config %s: embedder must be an object like {\"kind\": \"ollama\", \"url\": \"http://127.0.0.1:11434\", \"model\": \"nomic-embed-text\"}, got %s", p, v)
+		}
+		if e.MinCosine < 0 || e.MinCosine > 1 {
+			return Config{}, fmt.Errorf("config %s: embedder.min_cosine must be between 0 and 1, got %v", p, e.MinCosine)
+		}
+		if e.PromptTimeoutMS < 0 {
+			return Config{}, fmt.Errorf("config %s: embedder.prompt_timeout_ms must be >= 0, got %d", p, e.PromptTimeoutMS)
 		}
 		c.Embedder = &e
 	}

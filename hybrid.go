@@ -277,6 +277,10 @@ func (s *Store) Vectors(ctx context.Context) (*VectorStatus, error) {
 // embedder answers (one short request) and how many notes lack vectors.
 func (s *Store) embedderCheck(ctx context.Context) Check {
 	const name = "semantic search"
+	if s.embedder == nil && s.embedderErr != nil {
+		return Check{Name: name, State: CheckWarn, Detail: fmt.Sprintf("the embedder in %s is not used: %v; search is BM25", ConfigFile, s.embedderErr),
+			Fix: "fix \"embedder\" in config.json (kind ollama or openai, url, model)"}
+	}
 	if s.embedder == nil {
 		return Check{Name: name, State: CheckOK, Detail: "off (no \"embedder\" in config.json): search is BM25"}
 	}

@@ -3,10 +3,14 @@ package anamnesis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 )
@@ -56,6 +60,7 @@ func TestFuseIsReciprocalRank(t *testing.T) {
 type conceptEmbedder struct {
 	calls int
 	fail  error
+	delay time.Duration // before answering, unless ctx ends first
 }
 
 var concepts = map[string]string{
@@ -67,10 +72,17 @@ var concepts = map[string]string{
 
 func (e *conceptEmbedder) Model() string { return "concepts-v1" }
 
-func (e *conceptEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+func (e *conceptEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	e.calls++
 	if e.fail != nil {
 		return nil, e.fail
+	}
+	if e.delay > 0 {
+		select {
+		case <-time.After(e.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
@@ -153,5 +165,91 @@ func TestHybridFindsAParaphrase(t *testing.T) {
 	}
 	if rep, err := s.EmbedPending(ctx); err != nil || rep.Embedded != 1 {
 		t.Errorf("after an edit: %+v %v", rep, err)
+	}
+}
+
+// Prompt recall adds a note that shares no word with the prompt when its
+// embedding is close enough, adds nothing for chit-chat, and falls back
+// to BM25 alone when the embedding is late.
+func TestRecallUsesTheVectorLegWithinItsBudget(t *testing.T) {
+	home := t.TempDir()
+	emb := &conceptEmbedder{}
+	s, err := Open(ctx, home, Options{MachineID: "m", Create: true, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	slow, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Sluggish datastore", Body: "The db gets laggy under load; add the index on orders."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	car, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Bus stop", Body: "Take the bus to the zorblax garage."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ { // so that common words are not distinctive
+		if _, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: fmt.Sprintf("filler %d", i), Body: "why is it so, the load and the weather"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.EmbedPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const paraphrase = "why is the database so slow"
+	if hits, _ := s.recallByWords(ctx, paraphrase, 6); len(hits) != 0 {
+		t.Fatalf("setup: BM25 recalls %v", hits)
+	}
+	hits, err := s.Recall(ctx, paraphrase, 6)
+	if err != nil || len(hits) != 1 || hits[0].ID != slow.ID || hits[0].Cosine < s.recallCosine || hits[0].VecRank != 1 {
+		t.Fatalf("paraphrase: %+v %v", hits, err)
+	}
+	if hits, err := s.Recall(ctx, "hello there, thanks a lot", 6); err != nil || len(hits) != 0 {
+		t.Fatalf("chit-chat recalled %+v %v", hits, err)
+	}
+	// A distinctive word and a paraphrase together: both legs, fused.
+	hits, err = s.Recall(ctx, "zorblax, and why is the database slow", 6)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("both legs: %+v %v", hits, err)
+	}
+	// Late: BM25 alone, and no longer than the budget.
+	emb.delay = 5 * time.Second
+	s.recallTimeout = 50 * time.Millisecond
+	start := time.Now()
+	hits, err = s.Recall(ctx, "zorblax, and why is the database slow", 6)
+	if err != nil || len(hits) != 1 || hits[0].ID != car.ID {
+		t.Fatalf("with a late embedder: %+v %v", hits, err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("recall waited %v for a late embedder", took)
+	}
+	// Dead: BM25 alone, no error.
+	emb.delay, emb.fail = 0, errors.New("connection refused")
+	if hits, err = s.Recall(ctx, "zorblax", 6); err != nil || len(hits) != 1 {
+		t.Fatalf("with a dead embedder: %+v %v", hits, err)
+	}
+}
+
+// config.json's embedder sets prompt recall's floor and wait; values out
+// of range are errors that name the key.
+func TestEmbedderRecallConfig(t *testing.T) {
+	for _, c := range []struct{ json, err string }{
+		{`{"kind": "ollama", "url": "u", "model": "m", "min_cosine": 1.5}`, "min_cosine"},
+		{`{"kind": "ollama", "url": "u", "model": "m", "prompt_timeout_ms": -1}`, "prompt_timeout_ms"},
+	} {
+		home := t.TempDir()
+		os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"embedder": `+c.json+`}`), 0o600)
+		if _, err := LoadConfig(home); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: %v", c.json, err)
+		}
+	}
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ConfigFile), []byte(`{"embedder": {"kind": "ollama", "url": "u", "model": "m", "min_cosine": 0.8, "prompt_timeout_ms": 900}}`), 0o600)
+	s, err := Open(ctx, home, Options{MachineID: "m", Create: true, Embedder: &conceptEmbedder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.recallCosine != 0.8 || s.recallTimeout != 900*time.Millisecond {
+		t.Errorf("recall cosine %v timeout %v", s.recallCosine, s.recallTimeout)
 	}
 }

@@ -98,19 +98,40 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 // in up to three notes counts): a prompt that shares no uncommon word with
 // any note recalls nothing, so chit-chat adds nothing to Claude's
 // context. Durable notes come before session notes.
+//
+// With an embedder, the prompt is embedded while BM25 runs (and the
+// vectors are read meanwhile); if the embedding comes back within the
+// recall timeout, notes at least the recall cosine close to the prompt
+// are fused with the BM25 hits by reciprocal rank. A slow, dead or wrong
+// embedder leaves recall to BM25, silently: this runs in a hook.
 func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.Hit, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return nil, nil
 	}
-	words, err := guarded(ctx, s, func() ([]string, error) {
-		return s.ix.DistinctiveWords(ctx, prompt, DistinctiveFraction)
-	})
-	if err != nil || len(words) == 0 {
-		return nil, err
+	var semantic chan []index.Hit
+	if s.embedder != nil {
+		semantic = make(chan []index.Hit, 1)
+		ix := s.ix // read here: a repair of a damaged index may replace it meanwhile
+		go func() { semantic <- s.recallByVector(ctx, ix, prompt, limit) }()
 	}
-	hits, err := s.Search(ctx, strings.Join(words, " "), index.Filter{Limit: limit})
+	hits, err := s.recallByWords(ctx, prompt, limit)
 	if err != nil {
 		return nil, err
+	}
+	if semantic != nil {
+		if vec := <-semantic; len(vec) > 0 {
+			cos := make([]float64, len(vec))
+			for i, h := range vec {
+				cos[i] = h.Cosine
+			}
+			hits = fuse(hits, vec, cos, 1, 1)
+			if len(hits) > limit {
+				hits = hits[:limit]
+			}
+			if hits, err = s.pairConflicts(ctx, hits); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// What a prompt recalls is read as a whole: durable notes first, then
 	// session notes, which often only repeat an earlier question.
@@ -118,6 +139,51 @@ func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.H
 		return cmp.Compare(b2i(a.Type == note.TypeEpisodic), b2i(b.Type == note.TypeEpisodic))
 	})
 	return hits, nil
+}
+
+// recallByWords is prompt recall's BM25 leg: the distinctive words only.
+func (s *Store) recallByWords(ctx context.Context, prompt string, limit int) ([]index.Hit, error) {
+	words, err := guarded(ctx, s, func() ([]string, error) {
+		return s.ix.DistinctiveWords(ctx, prompt, DistinctiveFraction)
+	})
+	if err != nil || len(words) == 0 {
+		return nil, err
+	}
+	return s.Search(ctx, strings.Join(words, " "), index.Filter{Limit: limit})
+}
+
+// recallByVector is prompt recall's semantic leg: the notes at least
+// recallCosine close to the prompt, best first, each with its cosine;
+// nothing when the embedding does not come back within recallTimeout or
+// anything fails. The model's vectors are read from the index while the
+// embedder works, so a hook pays the longer of the two, not their sum.
+// It runs beside the BM25 leg, so it leaves damage to that leg's guard
+// (which may repair the index) and only reads ix.
+func (s *Store) recallByVector(ctx context.Context, ix *index.Index, prompt string, limit int) []index.Hit {
+	model := s.embedder.Model()
+	warm := make(chan struct{})
+	go func() {
+		defer close(warm)
+		_ = ix.WarmVectors(ctx, model) // an error shows again below
+	}()
+	q, err := s.embedQuery(ctx, prompt, s.recallTimeout)
+	<-warm
+	if err != nil {
+		return nil
+	}
+	hits, cos, err := ix.NearestVectors(ctx, model, q, index.Filter{Limit: limit}, limit)
+	if err != nil {
+		return nil
+	}
+	var out []index.Hit
+	for i, h := range hits {
+		if cos[i] < s.recallCosine {
+			break // best first: the rest are further
+		}
+		h.Cosine = cos[i]
+		out = append(out, h)
+	}
+	return out
 }
 
 func b2i(b bool) int {

@@ -113,22 +113,27 @@ var ErrNeedsRebuild = errors.New("the index must be rebuilt from the note files"
 
 // Store is an opened memory home.
 type Store struct {
-	home      string
-	machineID string
-	config    Config
-	memory    note.Tree
-	local     note.Tree
-	ix        *index.Index
-	git       *gitsync.Repo // opened on first use
-	gitMu     sync.Mutex
-	remote    string
-	tsSocket  string
-	tailnet   Tailnet
-	embedder  Embedder
-	busy      time.Duration
-	notice    func(string)
-	progress  func(stage string, done, total int)
-	now       func() time.Time
+	home        string
+	machineID   string
+	config      Config
+	memory      note.Tree
+	local       note.Tree
+	ix          *index.Index
+	git         *gitsync.Repo // opened on first use
+	gitMu       sync.Mutex
+	remote      string
+	tsSocket    string
+	tailnet     Tailnet
+	embedder    Embedder
+	embedderErr error // why config.json's embedder is not used, for doctor
+	// The semantic leg of prompt recall: the cosine a note needs and how
+	// long the prompt waits for its embedding.
+	recallCosine  float64
+	recallTimeout time.Duration
+	busy          time.Duration
+	notice        func(string)
+	progress      func(stage string, done, total int)
+	now           func() time.Time
 
 	deferRebuild bool
 	decayDays    float64 // > 0: recency decay in Search (see decay)
@@ -192,9 +197,19 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		e, err := opts.NewEmbedder(*cfg.Embedder)
 		if err != nil {
 			// The vector leg is an addition: without it search is BM25.
+			s.embedderErr = err
 			s.notice(fmt.Sprintf("embedder in %s not used: %v; search is BM25 only", filepath.Join(home, ConfigFile), err))
 		} else {
 			s.embedder = e
+		}
+	}
+	s.recallCosine, s.recallTimeout = DefaultRecallCosine, DefaultRecallEmbedTimeout
+	if e := cfg.Embedder; e != nil {
+		if e.MinCosine > 0 {
+			s.recallCosine = e.MinCosine
+		}
+		if e.PromptTimeoutMS > 0 {
+			s.recallTimeout = time.Duration(e.PromptTimeoutMS) * time.Millisecond
 		}
 	}
 	for _, d := range []string{home, s.memory.Root, s.local.Root} {

@@ -61,6 +61,7 @@ type Index struct {
 
 	vmu   sync.Mutex
 	vsets map[string]*vecSet // by model (vectors.go)
+	vload sync.Mutex         // held while vectors are read into vsets
 }
 
 // SearchPaths counts which strategy answered each search (see Search).

@@ -133,6 +133,10 @@ func (ix *Index) vectorSet(ctx context.Context, tx *sql.Tx, model string) (*vecS
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
+	// One load at a time: a search that comes while WarmVectors reads
+	// waits for that read instead of making a second.
+	ix.vload.Lock()
+	defer ix.vload.Unlock()
 	ix.vmu.Lock()
 	cached := ix.vsets[model]
 	ix.vmu.Unlock()
@@ -183,6 +187,18 @@ func (ix *Index) vectorSet(ctx context.Context, tx *sql.Tx, model string) (*vecS
 	ix.vsets[model] = set
 	ix.vmu.Unlock()
 	return set, nil
+}
+
+// WarmVectors reads model's vectors into memory unless they are there
+// already, so that a search that follows does not wait for them.
+func (ix *Index) WarmVectors(ctx context.Context, model string) error {
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return ix.wrap("read", err)
+	}
+	defer tx.Rollback()
+	_, err = ix.vectorSet(ctx, tx, model)
+	return err
 }
 
 // DropVectorCache forgets the vectors held in memory, so the next search

@@ -75,3 +75,46 @@ func TestHybridSearchThroughTheCLI(t *testing.T) {
 		t.Errorf("vec mode with a dead embedder succeeded: %s", r.stdout)
 	}
 }
+
+// The prompt hook recalls a note that shares no word with the prompt
+// through the vector leg; with a dead or a misconfigured embedder it
+// recalls by words alone and writes nothing on stderr (Claude Code shows
+// a hook's stderr to the user).
+func TestPromptHookHybrid(t *testing.T) {
+	srv := fakeembed.Start(t, fakeembed.Options{Model: "nomic-embed-text"})
+	home := t.TempDir()
+	config := func(embedder string) {
+		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(`{"embedder": `+embedder+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config(fmt.Sprintf(`{"kind": "ollama", "url": %q, "model": "nomic-embed-text"}`, srv.URL))
+	defer awaitDetached(t, home)
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Sluggish datastore", "--body", "The db gets laggy under load; add the zorblax index."))
+	for i := 0; i < 6; i++ {
+		mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", fmt.Sprintf("Weather %d", i), "--body", "Rain and wind why so."))
+	}
+	mustOK(t, anm(t, home, "", "embed"))
+	prompt := func(text string) result {
+		return anm(t, home, fmt.Sprintf(`{"session_id":"s1","cwd":"/tmp","prompt":%q}`, text), "hook", "prompt")
+	}
+	if r := prompt("why is the database so slow"); !strings.Contains(r.stdout, "Sluggish datastore") || r.stderr != "" {
+		t.Fatalf("paraphrase through the hook: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	for i, bad := range []string{
+		fmt.Sprintf(`{"kind": "ollama", "url": %q, "model": "nomic-embed-text"}`, dead),
+		`{"kind": "carrier-pigeon", "url": "x", "model": "y"}`,
+	} {
+		config(bad)
+		r := anm(t, home, fmt.Sprintf(`{"session_id":"bad%d","cwd":"/tmp","prompt":"the zorblax index"}`, i), "hook", "prompt")
+		if r.code != 0 || !strings.Contains(r.stdout, "Sluggish datastore") || r.stderr != "" {
+			t.Errorf("embedder %s: code %d stdout %q stderr %q", bad, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := anm(t, home, "", "doctor"); !strings.Contains(r.stdout, "carrier-pigeon") {
+		t.Errorf("doctor does not name the misconfigured embedder: %s", r.stdout)
+	}
+}

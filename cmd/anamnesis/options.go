@@ -57,6 +57,14 @@ func storeOptions(c *cli.Context, mode openMode) (home string, o anamnesis.Optio
 		o.BusyTimeout = time.Second
 		o.DeferRebuild = true
 		o.Notice = func(s string) { fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", s) }
+		// Claude Code shows a hook's stderr: a misconfigured embedder only
+		// leaves recall to BM25 there (search and doctor name the fault).
+		o.NewEmbedder = func(c anamnesis.EmbedderConfig) (anamnesis.Embedder, error) {
+			if e, err := newEmbedder(c); err == nil {
+				return e, nil
+			}
+			return nil, nil
+		}
 	default:
 		progress := newProgressLine(c.App.ErrWriter)
 		o.Progress = progress.update
