@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,10 +53,10 @@ type Config struct {
 // EmbedderConfig is config.json's "embedder": a local or hosted embedding
 // server (see package embed).
 type EmbedderConfig struct {
-	Kind      string `json:"kind"`        // "ollama" or "openai" (any OpenAI-compatible server)
-	URL       string `json:"url"`         // the server's base URL, e.g. http://127.0.0.1:11434
-	Model     string `json:"model"`       // e.g. nomic-embed-text
-	APIKeyEnv string `json:"api_key_env"` // environment variable holding a bearer key, if any
+	Kind      string `json:"kind"`                  // "ollama" or "openai" (any OpenAI-compatible server)
+	URL       string `json:"url"`                   // the server's base URL, e.g. http://127.0.0.1:11434
+	Model     string `json:"model"`                 // e.g. nomic-embed-text
+	APIKeyEnv string `json:"api_key_env,omitempty"` // environment variable holding a bearer key, if any
 	// MinCosine is how close a note must be to a prompt for prompt recall
 	// to add it through the vector leg (0: DefaultRecallCosine). Prompt
 	// recall adds nothing unless asked to, so it keeps a floor; search
@@ -74,6 +75,53 @@ const (
 	DefaultRecallCosine       = 0.6
 	DefaultRecallEmbedTimeout = 250 * time.Millisecond
 )
+
+// Defaults of an Ollama embedder given by kind alone (ParseEmbedderSpec).
+const (
+	DefaultOllamaURL   = "http://127.0.0.1:11434"
+	DefaultOllamaModel = "nomic-embed-text"
+)
+
+// ParseEmbedderSpec reads the one-line form of an embedder that init
+// --embedder and the benchmarks take: KIND[,URL[,MODEL[,API_KEY_ENV]]],
+// or "off" (nil). Ollama's URL and model default to a local server and
+// nomic-embed-text; an OpenAI-compatible server needs both.
+func ParseEmbedderSpec(spec string) (*EmbedderConfig, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "off" || spec == "none" {
+		return nil, nil
+	}
+	parts := strings.Split(spec, ",")
+	if len(parts) > 4 {
+		return nil, fmt.Errorf("embedder %q: want KIND[,URL[,MODEL[,API_KEY_ENV]]]", spec)
+	}
+	for len(parts) < 4 {
+		parts = append(parts, "")
+	}
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	e := &EmbedderConfig{Kind: parts[0], URL: parts[1], Model: parts[2], APIKeyEnv: parts[3]}
+	switch e.Kind {
+	case "ollama":
+		if e.URL == "" {
+			e.URL = DefaultOllamaURL
+		}
+		if e.Model == "" {
+			e.Model = DefaultOllamaModel
+		}
+	case "openai":
+		if e.URL == "" || e.Model == "" {
+			return nil, fmt.Errorf("embedder %q: an OpenAI-compatible server needs its URL and model, e.g. openai,http://127.0.0.1:8080,nomic-embed-text-v1.5", spec)
+		}
+	default:
+		return nil, fmt.Errorf("embedder %q: the kind is ollama or openai (or off)", spec)
+	}
+	if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("embedder %q: %q is not an http(s) URL", spec, e.URL)
+	}
+	return e, nil
+}
 
 // LoadConfig reads <home>/config.json. A missing file is an empty config;
 // an unreadable or invalid one is an error that names the file, because
@@ -253,6 +301,12 @@ func SaveConfig(home string, c Config) error {
 		}
 		b, _ := json.Marshal(v)
 		c.raw[key] = b
+	}
+	if c.Embedder != nil {
+		b, _ := json.Marshal(c.Embedder)
+		c.raw["embedder"] = b
+	} else {
+		delete(c.raw, "embedder")
 	}
 	data, err := json.MarshalIndent(c.raw, "", "  ")
 	if err != nil {

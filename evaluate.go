@@ -2,6 +2,7 @@ package anamnesis
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/anamnesis-memory/anamnesis/eval"
 	"github.com/anamnesis-memory/anamnesis/index"
@@ -10,7 +11,14 @@ import (
 // Evaluate runs eval cases against this store's search. A relevant note
 // that was superseded is also found through the notes that replaced it
 // (transitively), since search hides it on purpose.
-func (s *Store) Evaluate(ctx context.Context, cases []eval.Case, ks []int) (*eval.Report, error) {
+//
+// mode is a search mode (SearchMode); "" is fts. The semantic modes need
+// an embedder that answers: a query it cannot embed fails the run rather
+// than scoring BM25 under another name.
+func (s *Store) Evaluate(ctx context.Context, cases []eval.Case, ks []int, mode string) (*eval.Report, error) {
+	if mode == "" {
+		mode = ModeFTS
+	}
 	replacedBy, err := s.superseders(ctx)
 	if err != nil {
 		return nil, err
@@ -25,10 +33,13 @@ func (s *Store) Evaluate(ctx context.Context, cases []eval.Case, ks []int) (*eva
 			}
 		}
 	}
-	return eval.Run(ctx, expanded, ks, func(ctx context.Context, q string, k int) ([]eval.Hit, error) {
-		hits, err := s.Search(ctx, q, index.Filter{Limit: k})
+	rep, err := eval.Run(ctx, expanded, ks, func(ctx context.Context, q string, k int) ([]eval.Hit, error) {
+		hits, degraded, err := s.SearchMode(ctx, q, index.Filter{Limit: k}, mode)
 		if err != nil {
 			return nil, err
+		}
+		if degraded != nil {
+			return nil, fmt.Errorf("%s search of %q: %w", mode, q, degraded)
 		}
 		out := make([]eval.Hit, len(hits))
 		for i, h := range hits {
@@ -36,6 +47,10 @@ func (s *Store) Evaluate(ctx context.Context, cases []eval.Case, ks []int) (*eva
 		}
 		return out, nil
 	})
+	if rep != nil {
+		rep.Mode = mode
+	}
+	return rep, err
 }
 
 // SelfCases builds eval cases from this store's notes (see eval.SelfCases).

@@ -135,6 +135,7 @@ type Report struct {
 	P95Latency  float64            `json:"latency_p95_ms"`
 	Tokens      map[string]float64 `json:"tokens"` // "5" -> mean tokens of the top 5 hits
 	Groups      map[string]*Report `json:"groups,omitempty"`
+	Mode        string             `json:"mode,omitempty"` // the searcher's ranking, when it has several (fts, vec, hybrid)
 }
 
 // Run scores every case. MRR looks at the first max(ks) hits.

@@ -193,11 +193,14 @@ func recallEmbedder(spec, mode string) (anamnesis.Embedder, string, error) {
 		}
 		return nil, anamnesis.ModeFTS, nil
 	}
-	parts := strings.SplitN(spec, ",", 3)
-	if len(parts) != 3 {
-		return nil, "", fmt.Errorf("-embedder wants KIND,URL,MODEL, got %q", spec)
+	e, err := anamnesis.ParseEmbedderSpec(spec)
+	if err != nil || e == nil {
+		return nil, "", fmt.Errorf("-embedder wants KIND,URL,MODEL: %v", err)
 	}
-	c, err := embed.New(embed.Config{Kind: parts[0], URL: parts[1], Model: parts[2], APIKeyEnv: "ANAMNESIS_EMBED_API_KEY", Timeout: 60 * time.Second})
+	if e.APIKeyEnv == "" {
+		e.APIKeyEnv = "ANAMNESIS_EMBED_API_KEY"
+	}
+	c, err := embed.New(embed.Config{Kind: e.Kind, URL: e.URL, Model: e.Model, APIKeyEnv: e.APIKeyEnv, Timeout: 60 * time.Second})
 	if err != nil {
 		return nil, "", err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/urfave/cli/v2"
@@ -47,4 +48,24 @@ func spawnEmbed(c *cli.Context, s *anamnesis.Store) {
 	if err := spawnSelf(s.Home(), "embed"); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background embedding not started: %v\n", err)
 	}
+}
+
+// describeEmbedder is init's plan line for an embedder: which, and
+// whether it answers now (it is recorded either way: a model server that
+// is not running yet leaves search to BM25 until it is).
+func describeEmbedder(ctx context.Context, e *anamnesis.EmbedderConfig) string {
+	if e == nil {
+		return "off (search is BM25)"
+	}
+	what := fmt.Sprintf("%s model %s at %s", e.Kind, e.Model, e.URL)
+	emb, err := newEmbedder(*e)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err = emb.Embed(ctx, []string{"anamnesis init"})
+	}
+	if err != nil {
+		return what + fmt.Sprintf(" (does not answer yet: %v; search stays BM25 until it does)", err)
+	}
+	return what + " (answers; notes are embedded in the background after the first sync)"
 }

@@ -28,6 +28,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "n", Value: 200, Usage: "with --self: how many queries"},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "with --self: which notes and sentences are drawn"},
 			&cli.StringFlag{Name: "k", Value: "1,3,5,10", Usage: "cut-offs, comma-separated"},
+			&cli.StringFlag{Name: "mode", Usage: "`MODE`: hybrid, vec or fts (default: hybrid with an embedder, else fts); the semantic modes fail if the embedder does not answer"},
 			decayFlag,
 			jsonFlag,
 		},
@@ -70,7 +71,11 @@ func evalCommand() *cli.Command {
 					}
 					what = c.String("dataset")
 				}
-				rep, err := s.Evaluate(ctx, cases, ks)
+				mode := c.String("mode")
+				if mode == "" && s.HasEmbedder() {
+					mode = anamnesis.ModeHybrid
+				}
+				rep, err := s.Evaluate(ctx, cases, ks, mode)
 				if err != nil {
 					return err
 				}
@@ -86,7 +91,7 @@ func evalCommand() *cli.Command {
 
 func printReport(c *cli.Context, what string, r *eval.Report) {
 	w := c.App.Writer
-	fmt.Fprintf(w, "eval: %d queries from %s\n", r.Cases, what)
+	fmt.Fprintf(w, "eval: %d queries from %s, %s search\n", r.Cases, what, r.Mode)
 	line := func(name string, r *eval.Report) {
 		var parts []string
 		for _, k := range r.Ks {

@@ -118,3 +118,52 @@ func TestPromptHookHybrid(t *testing.T) {
 		t.Errorf("doctor does not name the misconfigured embedder: %s", r.stdout)
 	}
 }
+
+// eval takes the search modes: hybrid by default with an embedder, and
+// a semantic mode whose embedder does not answer fails the run instead of
+// reporting BM25 figures under its name.
+func TestEvalModes(t *testing.T) {
+	srv := fakeembed.Start(t, fakeembed.Options{Model: "nomic-embed-text"})
+	home := t.TempDir()
+	config := func(url string) {
+		cfg := fmt.Sprintf(`{"embedder": {"kind": "ollama", "url": %q, "model": "nomic-embed-text"}}`, url)
+		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config(srv.URL)
+	defer awaitDetached(t, home)
+	for i := 0; i < 4; i++ {
+		mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", fmt.Sprintf("Runbook %d", i),
+			"--body", fmt.Sprintf("Restart the ingest worker number %d before the nightly batch begins.", i)))
+	}
+	mustOK(t, anm(t, home, "", "embed"))
+	for mode, want := range map[string]string{"": "hybrid", "fts": "fts", "vec": "vec"} {
+		args := []string{"eval", "--self", "-n", "4", "--json"}
+		if mode != "" {
+			args = append(args, "--mode", mode)
+		}
+		var rep struct {
+			Mode   string             `json:"mode"`
+			Cases  int                `json:"cases"`
+			Recall map[string]float64 `json:"recall"`
+		}
+		r := mustOK(t, anm(t, home, "", args...))
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.Mode != want || rep.Cases == 0 || rep.Recall["10"] == 0 {
+			t.Errorf("eval --mode %q: %+v %v %s", mode, rep, err, r.stdout)
+		}
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	config(dead)
+	if r := anm(t, home, "", "eval", "--self", "-n", "4", "--mode", "hybrid"); r.code == 0 || !strings.Contains(r.stderr, "hybrid search") {
+		t.Errorf("eval with a dead embedder: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if r := anm(t, home, "", "eval", "--self", "-n", "4", "--mode", "fts"); r.code != 0 {
+		t.Errorf("fts eval needs no embedder: %s", r.stderr)
+	}
+	if r := anm(t, home, "", "eval", "--self", "--mode", "psychic"); r.code == 0 {
+		t.Error("a bad mode was accepted")
+	}
+}

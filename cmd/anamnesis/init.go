@@ -40,6 +40,7 @@ func initCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-mcp", Usage: "do not register the MCP server"},
 			&cli.BoolFlag{Name: "no-git-hooks", Usage: "do not install git hooks in memory/"},
 			&cli.BoolFlag{Name: "no-sync", Usage: "do not run a first sync"},
+			&cli.StringFlag{Name: "embedder", Usage: "semantic search with a local embedding server: `KIND[,URL[,MODEL[,API_KEY_ENV]]]`, e.g. ollama (" + anamnesis.DefaultOllamaURL + ", " + anamnesis.DefaultOllamaModel + ") or openai,http://127.0.0.1:8080,MODEL; off removes it"},
 			&cli.BoolFlag{Name: "uninstall", Usage: "remove what init added (same as `anamnesis uninstall`)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -132,6 +133,12 @@ func runInit(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	var embedder *anamnesis.EmbedderConfig
+	if c.IsSet("embedder") {
+		if embedder, err = anamnesis.ParseEmbedderSpec(c.String("embedder")); err != nil {
+			return usagef("--embedder: %v", err)
+		}
+	}
 	w := c.App.Writer
 	// Pre-flight: a settings.json we cannot parse stops init before any change.
 	var plan claudecode.SettingsPlan
@@ -179,6 +186,9 @@ func runInit(c *cli.Context) error {
 			fmt.Fprintf(w, "  mcp        : server \"anamnesis\" in %s (claude is not on PATH)\n", claudecode.ClaudeJSON(st.userHome))
 		}
 	}
+	if c.IsSet("embedder") {
+		fmt.Fprintf(w, "  embedder   : %s\n", describeEmbedder(c.Context, embedder))
+	}
 	if !c.Bool("no-sync") {
 		fmt.Fprintln(w, "  sync       : a first sync")
 	}
@@ -206,12 +216,16 @@ func runInit(c *cli.Context) error {
 		return err
 	}
 	cfg.MachineID, cfg.Remote, cfg.TailscaleSocket = st.machine, st.remote, st.tsSocket
+	if c.IsSet("embedder") {
+		cfg.Embedder = embedder
+	}
 	if err := anamnesis.SaveConfig(st.home, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "config: wrote %s\n", filepath.Join(st.home, anamnesis.ConfigFile))
 	progress := newProgressLine(c.App.ErrWriter) // the first sync can take a while
 	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{Tailnet: tailscaled{}, MachineID: st.machine, Remote: st.remote, Create: true,
+		NewEmbedder: newEmbedder,
 		Progress: progress.update,
 		Notice: func(m string) {
 			progress.clear()
@@ -260,6 +274,7 @@ func runInit(c *cli.Context) error {
 			fmt.Fprintf(w, "sync: committed=%v fetched=%v pushed=%v; %d notes added to the index\n", rep.Committed, rep.Fetched, rep.Pushed, rep.Reindexed.Added)
 		}
 	}
+	spawnEmbed(c, s) // with an embedder: vectors for what the store holds, in the background
 	if len(activate) > 0 {
 		fmt.Fprintf(w, "init: done. Start a new Claude Code session for %s to take effect.\n", strings.Join(activate, " and "))
 	} else {

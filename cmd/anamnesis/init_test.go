@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/anamnesis-memory/anamnesis/internal/fakeembed"
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
@@ -223,5 +225,52 @@ func TestInitReadsEndOfInputAsNo(t *testing.T) {
 	r = mustOK(t, anmUserIn(t, uh, "", "uninstall"))
 	if !strings.Contains(r.stdout, "claude: no anamnesis hooks in") || !strings.Contains(r.stdout, "mcp: anamnesis was not registered") {
 		t.Errorf("uninstall with nothing installed claims a removal:\n%s", r.stdout)
+	}
+}
+
+// init --embedder records the embedder in config.json (defaults filled
+// in, whether it answers said), embeds the store in the background, keeps
+// it when init runs again without the flag, and removes it with off; a
+// bad value changes nothing.
+func TestInitEmbedder(t *testing.T) {
+	srv := fakeembed.Start(t, fakeembed.Options{Model: "nomic-embed-text"})
+	uh := t.TempDir()
+	home := filepath.Join(uh, ".anamnesis")
+	cfgPath := filepath.Join(home, "config.json")
+	base := []string{"init", "--yes", "--local-only", "--no-claude", "--no-mcp", "--no-git-hooks"}
+	mustOK(t, anmUser(t, uh, base...))
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Sluggish datastore", "--body", "The db gets laggy under load."))
+	defer awaitDetached(t, home)
+
+	r := mustOK(t, anmUser(t, uh, append(base, "--embedder", "ollama,"+srv.URL)...))
+	if !strings.Contains(r.stdout, "ollama model nomic-embed-text at "+srv.URL+" (answers") {
+		t.Errorf("plan line: %s", r.stdout)
+	}
+	data, _ := os.ReadFile(cfgPath)
+	if !strings.Contains(string(data), `"url": "`+srv.URL+`"`) || !strings.Contains(string(data), `"model": "nomic-embed-text"`) {
+		t.Fatalf("config.json: %s", data)
+	}
+	if !detachedDone(home, 30*time.Second) { // the background embed
+		t.Fatal("the background embed did not end")
+	}
+	if st := mustOK(t, anm(t, home, "", "status", "--json")).stdout; !strings.Contains(st, `"without_vector": 0`) || !strings.Contains(st, `"with_vector": 1`) {
+		t.Errorf("status after init --embedder: %s", st)
+	}
+	mustOK(t, anmUser(t, uh, base...))
+	if data, _ := os.ReadFile(cfgPath); !strings.Contains(string(data), `"embedder"`) {
+		t.Errorf("init without --embedder dropped it: %s", data)
+	}
+	for _, bad := range []string{"pigeon", "openai", "ollama,ftp://x", "a,b,c,d,e"} {
+		before, _ := os.ReadFile(cfgPath)
+		if r := anmUser(t, uh, append(base, "--embedder", bad)...); r.code != 2 || !strings.Contains(r.stderr, "--embedder") {
+			t.Errorf("--embedder %s: code %d stderr %q", bad, r.code, r.stderr)
+		}
+		if after, _ := os.ReadFile(cfgPath); string(after) != string(before) {
+			t.Errorf("--embedder %s changed config.json", bad)
+		}
+	}
+	mustOK(t, anmUser(t, uh, append(base, "--embedder", "off")...))
+	if data, _ := os.ReadFile(cfgPath); strings.Contains(string(data), `"embedder"`) {
+		t.Errorf("--embedder off kept it: %s", data)
 	}
 }
