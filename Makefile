@@ -84,6 +84,8 @@ e2e:
 # Go micro-benchmarks (10,000-note store), then the figures the issues name.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 20x .
+	@echo "vector leg at 10,000 and 100,000 notes of 768 dimensions (about two minutes to set up)"
+	$(GO) test -run '^$$' -bench NearestVectors -benchtime 10x ./index/
 	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
 
 # Recall on LoCoMo only: make bench-recall LOCOMO=../shared/data/locomo

@@ -104,6 +104,10 @@ func Open(ctx context.Context, path string, o Options) (ix *Index, needsRebuild 
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "cache_size(-16000)")
+	// Reads through a memory map instead of a read call per page: the
+	// first vector search of a process reads every vector, and this
+	// halves what that costs (the index is derived, local data).
+	q.Add("_pragma", "mmap_size(1073741824)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
 	if err != nil {
