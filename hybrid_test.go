@@ -101,16 +101,22 @@ func (e *conceptEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 	return out, nil
 }
 
-// A paraphrase that shares no word with a note finds it through the
-// vector leg; BM25 alone cannot; a dead embedder degrades to BM25.
-func TestHybridFindsAParaphrase(t *testing.T) {
-	home := t.TempDir()
+// conceptStore is a new store whose embedder is a conceptEmbedder.
+func conceptStore(t *testing.T) (*Store, *conceptEmbedder) {
+	t.Helper()
 	emb := &conceptEmbedder{}
-	s, err := Open(ctx, home, Options{MachineID: "m", Create: true, Embedder: emb})
+	s, err := Open(ctx, t.TempDir(), Options{MachineID: "m", Create: true, Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s, emb
+}
+
+// A paraphrase that shares no word with a note finds it through the
+// vector leg; BM25 alone cannot; a dead embedder degrades to BM25.
+func TestHybridFindsAParaphrase(t *testing.T) {
+	s, emb := conceptStore(t)
 	target, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Sluggish datastore", Body: "The db gets laggy under load."})
 	if err != nil {
 		t.Fatal(err)
@@ -172,13 +178,7 @@ func TestHybridFindsAParaphrase(t *testing.T) {
 // embedding is close enough, adds nothing for chit-chat, and falls back
 // to BM25 alone when the embedding is late.
 func TestRecallUsesTheVectorLegWithinItsBudget(t *testing.T) {
-	home := t.TempDir()
-	emb := &conceptEmbedder{}
-	s, err := Open(ctx, home, Options{MachineID: "m", Create: true, Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, emb := conceptStore(t)
 	slow, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Sluggish datastore", Body: "The db gets laggy under load; add the index on orders."})
 	if err != nil {
 		t.Fatal(err)
