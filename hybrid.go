@@ -101,6 +101,16 @@ func guarded2[A, B any](ctx context.Context, s *Store, op func() (A, B, error)) 
 	return a, b, err
 }
 
+// WarmVectors reads the configured model's vectors into memory, so that a
+// long-running process (the MCP server) answers its first semantic search
+// as fast as the next. Without an embedder it does nothing; failures are
+// left for the search itself to meet and report.
+func (s *Store) WarmVectors(ctx context.Context) {
+	if s.embedder != nil {
+		_ = s.ix.WarmVectors(ctx, s.embedder.Model())
+	}
+}
+
 // HasEmbedder reports whether a vector leg is configured.
 func (s *Store) HasEmbedder() bool { return s.embedder != nil }
 

@@ -73,6 +73,8 @@ func mcpCommand() *cli.Command {
 				defer soon.flush() // a write just before the session ends still goes out
 				written = soon.poke
 			}
+			// The first memory_search then finds the vectors in memory.
+			go s.WarmVectors(c.Context)
 			srv := newMCPServer(s, log, written)
 			err = srv.Run(c.Context, tolerantStdio(c.App.Reader, c.App.Writer, log))
 			if err != nil && (errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "EOF")) {
