@@ -81,9 +81,10 @@ stress:
 e2e:
 	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/...
 
-# Go micro-benchmarks (10,000-note store), then the figures the issues name.
+# Go micro-benchmarks (10,000-note store; ./webui/: every page of anamnesis ui),
+# then the figures the issues name.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 20x .
+	$(GO) test -run '^$$' -bench . -benchtime 20x . ./webui/
 	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
 
 # Recall on LoCoMo only: make bench-recall LOCOMO=../shared/data/locomo

@@ -37,20 +37,21 @@ type Facets struct {
 
 // Facets counts notes by type, scope, project, machine and source.
 func (s *Store) Facets(ctx context.Context) (Facets, error) {
-	var out Facets
-	err := s.guard(ctx, func() error {
-		st, err := s.ix.Stats(ctx)
-		if err != nil {
-			return err
-		}
-		out.Total, out.ByType, out.ByScope, out.ByProject = st.Total, st.ByType, st.ByScope, st.ByProject
-		if out.ByMachine, err = s.ix.CountBy(ctx, "machine_id"); err != nil {
-			return err
-		}
-		out.BySource, err = s.ix.CountBy(ctx, "prov_source")
-		return err
-	})
-	return out, err
+	rows, err := guarded(ctx, s, func() ([]index.FacetRow, error) { return s.ix.Facets(ctx) })
+	if err != nil {
+		return Facets{}, err
+	}
+	out := Facets{ByType: map[string]int{}, ByScope: map[string]int{}, ByProject: map[string]int{},
+		ByMachine: map[string]int{}, BySource: map[string]int{}}
+	for _, r := range rows {
+		out.Total += r.Notes
+		out.ByType[r.Type] += r.Notes
+		out.ByScope[r.Scope] += r.Notes
+		out.ByProject[r.Project] += r.Notes
+		out.ByMachine[r.MachineID] += r.Notes
+		out.BySource[r.ProvSource] += r.Notes
+	}
+	return out, nil
 }
 
 // SupersededBy returns, for each of ids some note supersedes, the notes

@@ -435,3 +435,30 @@ func (ix *Index) SupersededBy(ctx context.Context, ids []string) (map[string][]s
 	}
 	return out, nil
 }
+
+// FacetRow is the number of notes sharing one combination of the columns
+// a browser filters on.
+type FacetRow struct {
+	Type, Scope, Project, MachineID, ProvSource string
+	Notes                                       int
+}
+
+// Facets counts notes per combination of type, scope, project, machine
+// and source in one scan of the table (one GROUP BY per column took five).
+func (ix *Index) Facets(ctx context.Context) ([]FacetRow, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT type, scope, project, machine_id, prov_source, COUNT(*) FROM memories
+		GROUP BY type, scope, project, machine_id, prov_source`)
+	if err != nil {
+		return nil, ix.wrap("count", err)
+	}
+	defer rows.Close()
+	var out []FacetRow
+	for rows.Next() {
+		var r FacetRow
+		if err := rows.Scan(&r.Type, &r.Scope, &r.Project, &r.MachineID, &r.ProvSource, &r.Notes); err != nil {
+			return nil, ix.wrap("count", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -155,3 +155,36 @@ func (s *Server) historyOf(ctx context.Context, id string) (anamnesis.History, e
 	c.mu.Unlock()
 	return h, nil
 }
+
+// facetsMaxAge is how long the filters' counts are reused. They change
+// with the index, which other processes (syncs, hooks) change without a
+// sign this server can read cheaply; counts in a drop-down a few seconds
+// old are harmless, and this server's own writes clear them at once.
+const facetsMaxAge = 10 * time.Second
+
+type facetsCache struct {
+	mu sync.Mutex
+	at time.Time
+	f  anamnesis.Facets
+}
+
+func (s *Server) facets(ctx context.Context) (anamnesis.Facets, error) {
+	c := &s.facetsC
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && s.opts.Now().Sub(c.at) < facetsMaxAge {
+		return c.f, nil
+	}
+	f, err := s.st.Facets(ctx)
+	if err != nil {
+		return f, err
+	}
+	c.f, c.at = f, s.opts.Now()
+	return f, nil
+}
+
+func (s *Server) forgetFacets() {
+	s.facetsC.mu.Lock()
+	s.facetsC.at = time.Time{}
+	s.facetsC.mu.Unlock()
+}

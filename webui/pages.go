@@ -91,7 +91,7 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, statusOf(err), err)
 		return
 	}
-	if d.Facets, err = s.st.Facets(ctx); err != nil {
+	if d.Facets, err = s.facets(ctx); err != nil {
 		s.fail(w, statusOf(err), err)
 		return
 	}
@@ -320,6 +320,7 @@ func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) afterWrite() {
+	s.forgetFacets()
 	if s.opts.AfterWrite != nil {
 		s.opts.AfterWrite()
 	}
@@ -477,7 +478,7 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, statusOf(err), err)
 		return
 	}
-	if v.Facets, err = s.st.Facets(ctx); err != nil {
+	if v.Facets, err = s.facets(ctx); err != nil {
 		s.fail(w, statusOf(err), err)
 		return
 	}

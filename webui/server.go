@@ -105,8 +105,9 @@ type Server struct {
 	// among this server's requests.
 	writeMu sync.Mutex
 
-	slow  slowCache
-	cache derivedCache
+	slow    slowCache
+	cache   derivedCache
+	facetsC facetsCache
 
 	baseCtx context.Context
 }

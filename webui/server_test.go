@@ -36,7 +36,7 @@ func openStore(t *testing.T, machine, remote string) *anamnesis.Store {
 	return s
 }
 
-func newServer(t *testing.T, st Store) *Server {
+func newServer(t testing.TB, st Store) *Server {
 	t.Helper()
 	srv, err := New(ctx, st, Options{Addr: testAddr, Token: testToken, CSRF: testCSRF})
 	if err != nil {
