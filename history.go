@@ -135,7 +135,10 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 				changed = false
 			}
 		}
-		if !changed {
+		if !changed || blob.IsZero() && !inParent {
+			// Unchanged, or a commit on a line of history that never had
+			// the file (another machine's commits before it merged the
+			// note, a root commit): no version.
 			continue
 		}
 		v := Version{Commit: c.Hash.String(), Time: c.Committer.When.Format("2006-01-02T15:04:05-07:00"),

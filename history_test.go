@@ -21,6 +21,12 @@ func TestHistoryAndFleet(t *testing.T) {
 	if _, _, err := a.Write(ctx, WriteRequest{Type: "semantic", Title: "Other", Body: "Unrelated.", Project: "app"}); err != nil {
 		t.Fatal(err)
 	}
+	// b commits before it ever saw the note: a line of history without
+	// the file, which is no version of it (it was once shown as a
+	// deletion).
+	if _, _, err := b.Write(ctx, WriteRequest{Type: "semantic", Title: "Laptop first", Body: "z"}); err != nil {
+		t.Fatal(err)
+	}
 	mustSync(t, a, b)
 	m, _, err := b.Get(ctx, n.ID)
 	if err != nil {
@@ -76,7 +82,7 @@ func TestHistoryAndFleet(t *testing.T) {
 	if d := by["desk"]; d.Notes != 3 || d.Commits < 3 || d.LastCommit == "" || d.This {
 		t.Errorf("desk: %+v", d)
 	}
-	if l := by["laptop"]; l.Notes != 1 || !l.This || l.LastMerge == "" || l.LastCommit < by["desk"].LastCommit {
+	if l := by["laptop"]; l.Notes != 2 || !l.This || l.LastMerge == "" || l.LastCommit < by["desk"].LastCommit {
 		t.Errorf("laptop: %+v (desk %+v)", l, by["desk"])
 	}
 }
