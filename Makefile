@@ -81,9 +81,10 @@ stress:
 e2e:
 	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/...
 
-# Go micro-benchmarks (10,000-note store), then the figures the issues name.
+# Go micro-benchmarks (10,000-note store; ./webui/: every page of anamnesis ui),
+# then the figures the issues name.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 20x .
+	$(GO) test -run '^$$' -bench . -benchtime 20x . ./webui/
 	@echo "vector leg at 10,000 and 100,000 notes of 768 dimensions (about two minutes to set up)"
 	$(GO) test -run '^$$' -bench NearestVectors -benchtime 10x ./index/
 	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))

@@ -24,11 +24,24 @@ type Filter struct {
 	// ProvSource: only notes whose prov_source is this ("claude-auto-memory"
 	// for notes imported from Claude Code's auto memory).
 	ProvSource string
-	Limit      int  // search: k (default DefaultK); list: 0 means no limit
-	Live       bool // list and count: leave out superseded notes (search always does)
+	// MachineID: only notes written on this machine.
+	MachineID string
+	Limit     int  // search: k (default DefaultK); list: 0 means no limit
+	Live      bool // list and count: leave out superseded notes (search always does)
 	// ArrivedAfter (unix nanoseconds; list only): only notes that arrived
 	// from another machine after it (Change.Arrived).
 	ArrivedAfter int64
+	// Before (list only): only notes listed after this one in List's
+	// order, newest first; the cursor of a page that goes on where the
+	// last one ended, so page N costs what page 1 does (an OFFSET would
+	// step over every note before it).
+	Before *Cursor
+}
+
+// Cursor is a note's place in List's order: its updated_at, then its id.
+type Cursor struct {
+	UpdatedAt string
+	ID        string
 }
 
 // Hit is one note from the index with where it lives. Body and tags come
@@ -63,6 +76,9 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 	}
 	if f.ProvSource != "" {
 		clauses, args = append(clauses, "m.prov_source = ?"), append(args, f.ProvSource)
+	}
+	if f.MachineID != "" {
+		clauses, args = append(clauses, "m.machine_id = ?"), append(args, f.MachineID)
 	}
 	if len(f.Types) > 0 {
 		clauses = append(clauses, "m.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Types)), ",")+")")

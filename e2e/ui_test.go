@@ -1,0 +1,319 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// artifactsDir is where the UI test leaves its screenshots
+// ($ANAMNESIS_ARTIFACTS/ui, else e2e/artifacts/ui, which git ignores).
+func artifactsDir(t *testing.T) string {
+	dir := filepath.Join(repoRoot(), "e2e", "artifacts", "ui")
+	if d := os.Getenv("ANAMNESIS_ARTIFACTS"); d != "" {
+		dir = filepath.Join(d, "ui")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startUI runs `anamnesis ui --json` for u and returns the URL it
+// printed; the process is stopped when the test ends.
+func startUI(t *testing.T, u *user) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, u.bin, "ui", "--json")
+	cmd.Env, cmd.Dir = u.env, u.home
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("anamnesis ui stderr:\n%s", errb.String())
+		}
+	})
+	var printed struct {
+		URL string `json:"url"`
+	}
+	if err := json.NewDecoder(bufio.NewReader(out)).Decode(&printed); err != nil {
+		t.Fatalf("anamnesis ui --json: %v\n%s", err, errb.String())
+	}
+	if !strings.HasPrefix(printed.URL, "http://127.0.0.1:") || !strings.Contains(printed.URL, "token=") {
+		t.Fatalf("printed URL %q", printed.URL)
+	}
+	return printed.URL
+}
+
+// browser starts headless Chromium with a fresh profile. The evil.test
+// name resolves to 127.0.0.1 inside it, as a DNS-rebinding attacker's
+// name would.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	needDebian(t, []string{"chromium"}, "chromium")
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("host-resolver-rules", "MAP evil.test 127.0.0.1"),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return bctx
+}
+
+// editFile changes a note file the way an editor would, outside anamnesis.
+func editFile(t *testing.T, u *user, id, from, to string) {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(u.store, "memory", "*", id+".md"))
+	if len(matches) != 1 {
+		t.Fatalf("note file of %s: %v", id, matches)
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), from) {
+		t.Fatalf("%s does not hold %q", matches[0], from)
+	}
+	if err := os.WriteFile(matches[0], []byte(strings.Replace(string(b), from, to, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The UI in a real browser against a real `anamnesis ui` on a store with
+// two machines' notes and a conflict: the list, a search, a note, an
+// edit, resolving the conflict, the fleet, and the refusals (no token, a
+// foreign Host, a form without its CSRF token). Screenshots of each page
+// go to artifactsDir.
+func TestUIInChromium(t *testing.T) {
+	desk, laptop := twoMachines(t, "--no-mcp")
+	projects := []string{"github.com/acme/api", "github.com/acme/web", "global"}
+	for i := 0; i < 14; i++ {
+		typ := []string{"procedural", "semantic", "episodic"}[i%3]
+		desk.anamnesis("write", "--type", typ, "--project", projects[i%3], "--tags", "ops,deploy",
+			"--title", fmt.Sprintf("Deploy checklist step %d: verify the %s", i, []string{"migrations", "feature flags", "health checks", "rollback plan"}[i%4]),
+			"--body", fmt.Sprintf("Before deploying, verify step %d.\n\n- run the smoke tests\n- watch the error rate for 10 minutes", i))
+	}
+	walrus := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--project", "github.com/acme/api", "--tags", "cache,perf",
+		"--title", "Walrus cache size", "--body", "The walrus cache holds **512** entries.\n\nSee `cache/walrus.go`; raise it only with a load test.\n\n| env | size |\n| --- | --- |\n| prod | 512 |\n| staging | 128 |\n"))
+	hostile := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--title", `<script>alert("title")</script> Hostile note`,
+		"--body", "<script>document.title='pwned'</script>\n\n[click me](javascript:alert(1))"))
+	desk.anamnesis("sync")
+	canary := strings.TrimSpace(laptop.anamnesis("write", "--type", "procedural", "--project", "github.com/acme/web", "--title", "Canary duration",
+		"--body", "The canary runs 30 minutes before the rollout continues."))
+	laptop.anamnesis("write", "--type", "episodic", "--project", "github.com/acme/web", "--title", "Debugged the flaky login test",
+		"--body", "The login test raced the session cookie; fixed by waiting for the redirect.")
+	laptop.anamnesis("sync")
+	desk.anamnesis("sync")
+	// Both machines change the canary note before syncing: a conflict.
+	editFile(t, desk, canary, "30 minutes", "45 minutes")
+	editFile(t, laptop, canary, "30 minutes", "60 minutes")
+	desk.anamnesis("sync")
+	laptop.anamnesis("sync")
+	if st := laptop.anamnesis("status", "--json"); !strings.Contains(st, canary) {
+		t.Fatalf("no conflict on the laptop:\n%s", st)
+	}
+
+	url := startUI(t, laptop)
+	base := url[:strings.Index(url, "/?token=")]
+	port := base[strings.LastIndex(base, ":")+1:]
+	ctx := browser(t)
+	dir := artifactsDir(t)
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text := func() string {
+		t.Helper()
+		return value(t, ctx, "read the page", chromedp.Text(chromedp.CSS("body")))
+	}
+
+	// Refused without the token: 401 and no note text.
+	run("open without the token", chromedp.Navigate(base+"/"))
+	if s := text(); !strings.Contains(s, "401") || strings.Contains(s, "Walrus") || strings.Contains(s, "Deploy checklist") {
+		t.Errorf("without the token:\n%s", s)
+	}
+	shot("01-refused-no-token")
+
+	// The printed URL: the token becomes a cookie and leaves the address.
+	run("open the printed URL", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("ol.notes")))
+	loc := value(t, ctx, "location", chromedp.Location())
+	if strings.Contains(loc, "token=") {
+		t.Errorf("the token stays in the address bar: %s", loc)
+	}
+	s := text()
+	for _, want := range []string{"Walrus cache size", "Canary duration", "Debugged the flaky login test", "conflict copy", `<script>alert("title")</script> Hostile note`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("notes page lacks %q", want)
+		}
+	}
+	title := value(t, ctx, "page title", chromedp.Title())
+	if title == "pwned" {
+		t.Error("a note's script ran")
+	}
+	shot("02-notes")
+
+	// Search, with the real ranking.
+	run("search", chromedp.SetValue(chromedp.CSS(`input[name=q]`), "walrus cache"),
+		chromedp.Submit(chromedp.CSS(`input[name=q]`)), chromedp.WaitVisible(chromedp.CSS("p.summary")))
+	s = text()
+	if !strings.Contains(s, "best match") || !strings.Contains(s, "Walrus cache size") || strings.Contains(s, "Deploy checklist step") {
+		t.Errorf("search results:\n%s", s)
+	}
+	shot("03-search")
+
+	// A note: rendered markdown (a table), details, history.
+	run("open a note", chromedp.Click(chromedp.CSS(`a.title[href="/note/`+walrus+`"]`)), chromedp.WaitVisible(chromedp.CSS("article.prose table")))
+	s = text()
+	if !strings.Contains(s, "History") || !strings.Contains(s, "desk") || !strings.Contains(s, "created") {
+		t.Errorf("note page:\n%s", s)
+	}
+	shot("04-note")
+
+	// The hostile note renders as text; its script never runs.
+	run("open the hostile note", chromedp.Navigate(base+"/note/"+hostile), chromedp.WaitVisible(chromedp.CSS("article.prose")))
+	title = value(t, ctx, "page title", chromedp.Title())
+	links := value(t, ctx, "count javascript links", chromedp.Evaluate[int](`document.querySelectorAll('a[href^="javascript:"]').length`))
+	if title == "pwned" || links != 0 || !strings.Contains(text(), `<script>alert("title")</script> Hostile note`) {
+		t.Errorf("hostile note: title %q, %d javascript: links", title, links)
+	}
+
+	// Edit it from the page.
+	run("edit", chromedp.Navigate(base+"/note/"+walrus), chromedp.Click(chromedp.CSS(`a[href="/note/`+walrus+`/edit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("textarea[name=body]")))
+	run("change the body", chromedp.SetValue(chromedp.CSS("textarea[name=body]"), "The walrus cache holds **1024** entries since the load test of March.\n\nSee `cache/walrus.go`."))
+	shot("05-edit")
+	run("save", chromedp.Click(chromedp.CSS(`form.editor button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("div.flash")))
+	s = text()
+	if !strings.Contains(s, "Saved and committed") || !strings.Contains(s, "1024") || !strings.Contains(s, "since the load test") {
+		t.Errorf("after saving:\n%s", s)
+	}
+	shot("06-note-after-edit")
+	if show := laptop.anamnesis("show", walrus); !strings.Contains(show, "1024") {
+		t.Errorf("the edit is not in the store:\n%s", show)
+	}
+	if log := gitOut(t, filepath.Join(laptop.store, "memory"), "log", "-1", "--format=%ae", "--name-only"); !strings.Contains(log, walrus) || !strings.Contains(log, "anamnesis@laptop") {
+		t.Errorf("the edit is not committed:\n%s", log)
+	}
+
+	// Missing CSRF token: the browser submits the form without it.
+	run("edit again", chromedp.Navigate(base+"/note/"+walrus+"/edit"), chromedp.WaitVisible(chromedp.CSS("textarea[name=body]")),
+		chromedp.SetValue(chromedp.CSS("textarea[name=body]"), "forged"))
+	value(t, ctx, "drop the CSRF token", chromedp.Evaluate[bool](`document.querySelector('input[name=csrf]').remove(), true`))
+	run("submit without it", chromedp.Click(chromedp.CSS(`form.editor button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("body")))
+	time.Sleep(300 * time.Millisecond)
+	if s := text(); !strings.Contains(s, "CSRF") {
+		t.Errorf("a form without its CSRF token:\n%s", s)
+	}
+	shot("07-refused-csrf")
+	if show := laptop.anamnesis("show", walrus); strings.Contains(show, "forged") {
+		t.Error("a form without its CSRF token changed the note")
+	}
+
+	// Conflicts: both versions side by side; keep the desk's.
+	run("conflicts", chromedp.Navigate(base+"/conflicts"), chromedp.WaitVisible(chromedp.CSS("section.conflict")))
+	s = text()
+	if !strings.Contains(s, "45 minutes") || !strings.Contains(s, "60 minutes") {
+		t.Errorf("conflicts page:\n%s", s)
+	}
+	shot("08-conflicts")
+	run("keep the copy", chromedp.Click(chromedp.CSS(`.card.copy button[value=keep]`)), chromedp.WaitVisible(chromedp.CSS("div.flash")))
+	if s := text(); !strings.Contains(s, "Resolved") || !strings.Contains(s, "No conflicts") {
+		t.Errorf("after resolving:\n%s", s)
+	}
+	shot("09-resolved")
+	if show := laptop.anamnesis("show", canary); !strings.Contains(show, "45 minutes") {
+		t.Errorf("kept version:\n%s", show)
+	}
+	if st := laptop.anamnesis("status", "--json"); regexp.MustCompile(`"conflicts": \[\s*\{`).MatchString(st) {
+		t.Errorf("status still lists a conflict:\n%s", st)
+	}
+
+	// Fleet: both machines, the remote, doctor's findings once checked.
+	run("fleet", chromedp.Navigate(base+"/fleet"), chromedp.WaitVisible(chromedp.CSS("table.doctor")))
+	s = text()
+	for _, want := range []string{"desk", "laptop", "this machine", "index integrity", "Tailnet peers"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("fleet page lacks %q", want)
+		}
+	}
+	shot("10-fleet")
+
+	// A foreign Host (DNS rebinding): evil.test resolves to 127.0.0.1 here.
+	run("foreign host", chromedp.Navigate("http://evil.test:"+port+"/"), chromedp.WaitVisible(chromedp.CSS("body")))
+	if s := text(); !strings.Contains(s, "refused") || strings.Contains(s, "Walrus") {
+		t.Errorf("foreign Host:\n%s", s)
+	}
+	shot("11-refused-foreign-host")
+	t.Logf("screenshots in %s", dir)
+}
+
+// value runs one action that returns something.
+func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}

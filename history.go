@@ -1,0 +1,328 @@
+package anamnesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// Version is one state of a note file in memory/'s history: the commit
+// that produced it, who made that commit, and the file as it was.
+type Version struct {
+	Commit  string `json:"commit"`
+	Time    string `json:"time"`    // committer time, RFC 3339
+	Machine string `json:"machine"` // from the author, anamnesis@MACHINE
+	Subject string `json:"subject"`
+	// Content is the file at this commit; Deleted says the commit removed
+	// it (Content is then empty).
+	Content string `json:"content"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// History is a note's versions, newest first.
+type History struct {
+	Path     string    `json:"path"`
+	Versions []Version `json:"versions"`
+	// Complete says the walk reached the commit that added the file; it
+	// is false when it stopped after maxCommits commits, or for a note
+	// that is not under git (machine-local, no repository yet).
+	Complete bool `json:"complete"`
+	// Scanned counts the commits looked at.
+	Scanned int `json:"scanned"`
+}
+
+// History returns the versions of note id's file in memory/'s git
+// history, newest first, looking at no more than maxCommits commits
+// (newest by committer time first; <= 0: 5,000). A machine-local note,
+// or a store without a repository, has no history.
+//
+// The walk stops at the commit that added the file. A note's file lives
+// in its type's directory, which holds a third of the store, so each
+// commit's entry is found through the directory's tree hash: a commit
+// that left the directory alone (the common case) costs no tree decoding.
+func (s *Store) History(ctx context.Context, id string, maxCommits int) (History, error) {
+	if !note.ValidID(id) {
+		return History{}, fmt.Errorf("%q: %w", id, ErrInvalidID)
+	}
+	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
+	if errors.Is(err, index.ErrNotFound) {
+		return History{}, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return History{}, err
+	}
+	out := History{Path: h.Path, Versions: []Version{}}
+	scope, rel, _ := note.SplitHomePath(h.Path)
+	if scope != note.ScopePortable {
+		return out, nil
+	}
+	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+		return out, nil
+	}
+	if maxCommits <= 0 {
+		maxCommits = 5000
+	}
+	r, err := s.repo(ctx)
+	if err != nil {
+		return out, err
+	}
+	head, err := r.Head()
+	if err != nil || head.IsZero() {
+		return out, err
+	}
+	repo := r.Git()
+	dir, file := splitPath(rel)
+	byDir := map[plumbing.Hash]plumbing.Hash{} // directory tree -> the file's blob (zero: absent)
+	byCommit := map[plumbing.Hash]plumbing.Hash{}
+	blobOf := func(c *object.Commit) (plumbing.Hash, error) {
+		if b, ok := byCommit[c.Hash]; ok {
+			return b, nil
+		}
+		b, err := blobIn(repo, c.TreeHash, dir, file, byDir)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
+		}
+		byCommit[c.Hash] = b
+		return b, nil
+	}
+	iter, err := repo.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
+	if err != nil {
+		return out, fmt.Errorf("read history of %s: %w", rel, err)
+	}
+	defer iter.Close()
+	for out.Scanned < maxCommits {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		c, err := iter.Next()
+		if errors.Is(err, io.EOF) {
+			out.Complete = true // every commit was seen
+			break
+		}
+		if err != nil {
+			return out, fmt.Errorf("read history of %s: %w", rel, err)
+		}
+		out.Scanned++
+		blob, err := blobOf(c)
+		if err != nil {
+			return out, err
+		}
+		// A version is a commit whose file differs from every parent's:
+		// a merge that took one side's version made nothing new.
+		changed, inParent := true, false
+		for _, ph := range c.ParentHashes {
+			p, err := repo.CommitObject(ph)
+			if err != nil {
+				return out, fmt.Errorf("read history of %s: parent %s: %w", rel, ph, err)
+			}
+			pb, err := blobOf(p)
+			if err != nil {
+				return out, err
+			}
+			inParent = inParent || !pb.IsZero()
+			if pb == blob {
+				changed = false
+			}
+		}
+		if !changed || blob.IsZero() && !inParent {
+			// Unchanged, or a commit on a line of history that never had
+			// the file (another machine's commits before it merged the
+			// note, a root commit): no version.
+			continue
+		}
+		v := Version{Commit: c.Hash.String(), Time: c.Committer.When.Format("2006-01-02T15:04:05-07:00"),
+			Machine: strings.TrimPrefix(c.Author.Email, "anamnesis@"), Subject: firstLine(c.Message), Deleted: blob.IsZero()}
+		if !blob.IsZero() {
+			b, err := repo.BlobObject(blob)
+			if err != nil {
+				return out, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
+			}
+			if v.Content, err = readBlob(b); err != nil {
+				return out, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
+			}
+		}
+		out.Versions = append(out.Versions, v)
+		if !blob.IsZero() && !inParent {
+			out.Complete = true // the commit that added the file
+			break
+		}
+	}
+	return out, nil
+}
+
+// blobIn finds dir/file's blob in a tree (zero when absent); memo maps a
+// directory's tree hash to the answer, so unchanged directories are read
+// once.
+func blobIn(repo *git.Repository, tree plumbing.Hash, dir, file string, memo map[plumbing.Hash]plumbing.Hash) (plumbing.Hash, error) {
+	root, err := repo.TreeObject(tree)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	sub, key := root, plumbing.ZeroHash
+	if dir != "" {
+		e, err := root.FindEntry(dir)
+		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+			return plumbing.ZeroHash, nil
+		}
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if b, ok := memo[e.Hash]; ok {
+			return b, nil
+		}
+		if sub, err = repo.TreeObject(e.Hash); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		key = e.Hash
+	}
+	var found plumbing.Hash
+	for _, e := range sub.Entries {
+		if e.Name == file && e.Mode.IsFile() {
+			found = e.Hash
+			break
+		}
+	}
+	if dir != "" {
+		memo[key] = found
+	}
+	return found, nil
+}
+
+func splitPath(rel string) (dir, file string) {
+	i := strings.LastIndex(rel, "/")
+	if i < 0 {
+		return "", rel
+	}
+	return rel[:i], rel[i+1:]
+}
+
+func readBlob(b *object.Blob) (string, error) {
+	rd, err := b.Reader()
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(io.LimitReader(rd, 4<<20))
+	return string(data), err
+}
+
+// MachineActivity is what memory/'s history and the index say about one
+// machine.
+type MachineActivity struct {
+	Machine string `json:"machine"`
+	// Notes counts the indexed notes written there (their machine_id).
+	Notes int `json:"notes"`
+	// Commits counts its commits among those scanned; LastCommit is the
+	// newest one's committer time and subject.
+	Commits     int    `json:"commits"`
+	LastCommit  string `json:"last_commit,omitempty"`
+	LastSubject string `json:"last_subject,omitempty"`
+	// LastMerge is the time of its newest merge commit: the last time it
+	// synced and found other machines' work to merge (a sync that had
+	// nothing to merge leaves no commit).
+	LastMerge string `json:"last_merge,omitempty"`
+	// This marks this machine.
+	This bool `json:"this,omitempty"`
+}
+
+// Fleet lists every machine seen in the newest maxCommits commits of
+// memory/ (<= 0: 2,000) or as the writer of an indexed note, most recent
+// commit first, and says whether the whole history was scanned.
+func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineActivity, complete bool, err error) {
+	if maxCommits <= 0 {
+		maxCommits = 2000
+	}
+	notes, err := guarded(ctx, s, func() (map[string]int, error) { return s.ix.CountBy(ctx, "machine_id") })
+	if err != nil {
+		return nil, false, err
+	}
+	by := map[string]*MachineActivity{}
+	get := func(m string) *MachineActivity {
+		if a := by[m]; a != nil {
+			return a
+		}
+		a := &MachineActivity{Machine: m, This: m == s.machineID}
+		by[m] = a
+		return a
+	}
+	for m, n := range notes {
+		get(m).Notes = n
+	}
+	get(s.machineID)
+	complete = true
+	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
+		r, err := s.repo(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		head, err := r.Head()
+		if err != nil {
+			return nil, false, err
+		}
+		if !head.IsZero() {
+			complete, err = scanCommits(ctx, r.Git(), head, maxCommits, get)
+			if err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	for _, a := range by {
+		machines = append(machines, *a)
+	}
+	sort.Slice(machines, func(i, j int) bool {
+		a, b := machines[i], machines[j]
+		if a.LastCommit != b.LastCommit {
+			return a.LastCommit > b.LastCommit
+		}
+		return a.Machine < b.Machine
+	})
+	return machines, complete, nil
+}
+
+// scanCommits reads the newest n commits (commit objects only, no trees)
+// into each machine's activity.
+func scanCommits(ctx context.Context, repo *git.Repository, head plumbing.Hash, n int, get func(string) *MachineActivity) (bool, error) {
+	iter, err := repo.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
+	if err != nil {
+		return false, fmt.Errorf("read history: %w", err)
+	}
+	defer iter.Close()
+	for i := 0; i < n; i++ {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		c, err := iter.Next()
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read history: %w", err)
+		}
+		m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
+		if !ok {
+			m = c.Author.Email // a commit made by hand: still a writer
+		}
+		a := get(m)
+		a.Commits++
+		when := c.Committer.When.UTC().Format("2006-01-02T15:04:05Z")
+		if a.LastCommit == "" {
+			a.LastCommit, a.LastSubject = when, firstLine(c.Message)
+		}
+		if c.NumParents() > 1 && a.LastMerge == "" {
+			a.LastMerge = when
+		}
+	}
+	_, err = iter.Next()
+	return errors.Is(err, io.EOF), nil
+}

@@ -1,0 +1,28 @@
+// Package webui is `anamnesis ui`: a local web interface to one store,
+// served from the binary with its templates, stylesheet and script
+// embedded (no build step, no CDN, works offline).
+//
+// Pages: the notes (newest first, filters, the Store's own search,
+// keyset paging), one note (rendered markdown, frontmatter, its git
+// history with diffs, what it supersedes and what supersedes it), edit,
+// write and supersede, conflicts (each copy beside its note; keep one or
+// merge by hand), and the fleet (machines seen in the history, the
+// remote, tailnet peers, the index and doctor's findings).
+//
+// It is written against Store, an interface the root package's
+// *anamnesis.Store satisfies, and knows nothing of flags or processes:
+// cmd/anamnesis/ui.go listens, prints the URL and starts background syncs
+// through Options.AfterWrite.
+//
+// Security, because notes arrive from other machines and the server runs
+// with the user's rights: it is meant for a listener on 127.0.0.1 only;
+// every request must carry a Host header naming the loopback address or
+// localhost with the server's port (a DNS-rebound name is refused), and
+// the random token from the printed URL, which is traded for an HttpOnly,
+// SameSite=Strict cookie; a request without it gets 401 and no note text.
+// Every POST carries a CSRF token. No CORS header is ever sent. Note text
+// is escaped by html/template, and markdown is rendered by goldmark with
+// raw HTML left out and dangerous link schemes dropped, under a
+// Content-Security-Policy that allows only the page's own script and
+// stylesheet.
+package webui

@@ -1,0 +1,510 @@
+package webui
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/gitsync"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// statusOf maps a Store error to an HTTP status: the caller's mistakes
+// are 400 and 404, anything else 500.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, anamnesis.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, anamnesis.ErrInvalidID), errors.Is(err, anamnesis.ErrInvalid):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// row is a note in a list.
+type row struct {
+	anamnesis.Hit
+	Superseded bool
+	Score      string
+}
+
+type notesData struct {
+	Q, Type, Project, Scope, Machine, Source, Mode string
+	Live                                           bool
+	LiveParam                                      string // "1" when Live, for links
+	Searching, HasEmbedder                         bool
+	Degraded                                       string
+	Rows                                           []row
+	Total                                          int
+	Facets                                         anamnesis.Facets
+	Types                                          []string
+	NextUpdated, NextID                            string
+	Paged                                          bool // not the first page
+}
+
+func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	d := notesData{Q: strings.TrimSpace(q.Get("q")), Type: q.Get("type"), Project: q.Get("project"), Scope: q.Get("scope"),
+		Machine: q.Get("machine"), Source: q.Get("source"), Mode: q.Get("mode"), Live: q.Get("live") == "1",
+		HasEmbedder: s.st.HasEmbedder(), Types: note.Types()}
+	if d.Live {
+		d.LiveParam = "1"
+	}
+	f := anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}
+	var hits []anamnesis.Hit
+	var err error
+	if d.Q != "" {
+		d.Searching = true
+		if d.Mode == "" && d.HasEmbedder {
+			d.Mode = anamnesis.ModeHybrid
+		}
+		f.Limit = PageSize
+		var degraded error
+		hits, degraded, err = s.st.SearchMode(ctx, d.Q, f, d.Mode)
+		if degraded != nil {
+			d.Degraded = degraded.Error()
+		}
+	} else {
+		f.Live = d.Live
+		if d.Total, err = s.st.Count(ctx, f); err == nil {
+			f.Limit = PageSize + 1
+			if bu, bi := q.Get("bu"), q.Get("bi"); bu != "" && bi != "" {
+				f.Before = &anamnesis.Cursor{UpdatedAt: bu, ID: bi}
+				d.Paged = true
+			}
+			hits, err = s.st.List(ctx, f)
+			if len(hits) > PageSize {
+				hits = hits[:PageSize]
+				last := hits[len(hits)-1]
+				d.NextUpdated, d.NextID = last.UpdatedAt, last.ID
+			}
+		}
+	}
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	if d.Facets, err = s.facets(ctx); err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	sup, err := s.st.SupersededBy(ctx, ids)
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	var best float64
+	if len(hits) > 0 {
+		best = hits[0].Score
+	}
+	for _, h := range hits {
+		rw := row{Hit: h, Superseded: len(sup[h.ID]) > 0}
+		if d.Searching && best > 0 {
+			rw.Score = fmt.Sprintf("%.2f", anamnesis.Relevance(h.Score, best))
+		}
+		d.Rows = append(d.Rows, rw)
+	}
+	title := "Notes"
+	if d.Searching {
+		title = "Search: " + d.Q
+	}
+	s.render(w, http.StatusOK, "notes", title, "notes", d, "")
+}
+
+// version is one history entry with its diff from the one before.
+type version struct {
+	anamnesis.Version
+	Diff    []DiffLine
+	Created bool
+}
+
+type ref struct {
+	ID, Title string
+	Missing   bool
+}
+
+type noteData struct {
+	Note         *note.Note
+	Path         string
+	Front        string
+	Body         string
+	Versions     []version
+	History      anamnesis.History
+	HistoryError string
+	Supersedes   []ref
+	SupersededBy []ref
+	CopyOf       string   // this note is a conflict copy of CopyOf
+	Copies       []string // this note's conflict copies
+	Rivals       []string
+}
+
+func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	n, path, data, err := s.st.GetFile(ctx, id)
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	d := noteData{Note: n, Path: path}
+	d.Front, _ = splitFrontmatter(data)
+	d.Body = n.Body
+	for _, sid := range n.Supersedes {
+		d.Supersedes = append(d.Supersedes, s.refOf(r, sid))
+	}
+	by, err := s.st.SupersededBy(ctx, []string{id})
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	for _, b := range by[id] {
+		d.SupersededBy = append(d.SupersededBy, s.refOf(r, b))
+	}
+	conflicts, err := s.st.Conflicts(ctx)
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	for _, c := range conflicts {
+		switch {
+		case c.ID == id && len(c.Copies) > 0:
+			d.Copies = c.Copies
+		case slices.Contains(c.Copies, id):
+			d.CopyOf = c.ID
+		case c.ID == id || slices.Contains(c.Rivals, id):
+			for _, o := range append([]string{c.ID}, c.Rivals...) {
+				if o != id {
+					d.Rivals = append(d.Rivals, o)
+				}
+			}
+		}
+	}
+	h, err := s.historyOf(ctx, id)
+	if err != nil {
+		d.HistoryError = err.Error() // the note is still worth showing
+	}
+	d.History = h
+	for i, v := range h.Versions {
+		ver := version{Version: v}
+		prev := ""
+		if i+1 < len(h.Versions) {
+			prev = h.Versions[i+1].Content
+		} else {
+			ver.Created = h.Complete
+		}
+		if !ver.Created {
+			ver.Diff = diffLines(prev, v.Content, 3)
+		}
+		d.Versions = append(d.Versions, ver)
+	}
+	flash := ""
+	switch r.URL.Query().Get("done") {
+	case "saved":
+		flash = "Saved and committed."
+	case "written":
+		flash = "Note written and committed."
+	}
+	if flash != "" && s.opts.SyncConfigured {
+		flash += " A sync to your other machines has started in the background."
+	}
+	s.render(w, http.StatusOK, "note", n.Title, "notes", d, flash)
+}
+
+// refOf names a note by id and title, for links.
+func (s *Server) refOf(r *http.Request, id string) ref {
+	n, _, _, err := s.st.GetFile(r.Context(), id)
+	if err != nil {
+		return ref{ID: id, Missing: true}
+	}
+	return ref{ID: id, Title: n.Title}
+}
+
+func hashOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// editData fills the edit and write form.
+type editData struct {
+	New        bool
+	ID         string
+	Type       string
+	Title      string
+	Project    string
+	Scope      string
+	Tags       string
+	Body       string
+	Supersedes string
+	Base       string // hash of the file the form was made from
+	Types      []string
+	Error      string
+	// Stale: the note changed since the form was made; Current is the
+	// note now, Diff from it to the submitted text.
+	Stale   bool
+	Current *note.Note
+	Diff    []DiffLine
+}
+
+func (s *Server) editPage(w http.ResponseWriter, r *http.Request) {
+	n, _, data, err := s.st.GetFile(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	d := editData{ID: n.ID, Type: n.Type, Title: n.Title, Project: n.Project, Scope: n.Scope,
+		Tags: strings.Join(n.Tags, ", "), Body: n.Body, Base: hashOf(data), Types: note.Types()}
+	s.render(w, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
+}
+
+func formTags(v string) []string {
+	var out []string
+	for _, t := range strings.Split(v, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// formBody is the body as a textarea sends it: browsers send CRLF line
+// ends, which a note file should not get.
+func formBody(v string) string {
+	return strings.ReplaceAll(v, "\r\n", "\n")
+}
+
+func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	d := editData{ID: id, Title: r.PostForm.Get("title"), Project: r.PostForm.Get("project"),
+		Tags: r.PostForm.Get("tags"), Body: formBody(r.PostForm.Get("body")), Base: r.PostForm.Get("base"), Types: note.Types()}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	n, _, data, err := s.st.GetFile(ctx, id)
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	d.Type, d.Scope = n.Type, n.Scope
+	if cur := hashOf(data); cur != d.Base {
+		// Changed since the form was made (another machine's sync, an
+		// agent's write, another tab): show both and let the user decide;
+		// saving again from this page overwrites the new version.
+		d.Stale, d.Current, d.Base = true, n, cur
+		d.Diff = diffLines(n.Body, d.Body, 3)
+		s.render(w, http.StatusConflict, "edit", "Edit: "+n.Title, "notes", d, "")
+		return
+	}
+	n.Title, n.Body, n.Tags = strings.TrimSpace(d.Title), d.Body, formTags(d.Tags)
+	n.Project = strings.TrimSpace(d.Project)
+	if n.Project == "" {
+		n.Project = note.DefaultProject
+	}
+	if _, err := s.st.Update(ctx, n); err != nil {
+		d.Error = err.Error()
+		s.render(w, statusOf(err), "edit", "Edit: "+n.Title, "notes", d, "")
+		return
+	}
+	s.afterWrite()
+	http.Redirect(w, r, "/note/"+id+"?done=saved", http.StatusSeeOther)
+}
+
+func (s *Server) afterWrite() {
+	s.forgetFacets()
+	if s.opts.AfterWrite != nil {
+		s.opts.AfterWrite()
+	}
+}
+
+func (s *Server) newPage(w http.ResponseWriter, r *http.Request) {
+	d := editData{New: true, Type: note.TypeSemantic, Scope: note.ScopePortable, Types: note.Types()}
+	if old := r.URL.Query().Get("supersedes"); old != "" {
+		n, _, _, err := s.st.GetFile(r.Context(), old)
+		if err != nil {
+			s.fail(w, statusOf(err), err)
+			return
+		}
+		d.Supersedes, d.Type, d.Title, d.Project, d.Scope = n.ID, n.Type, n.Title, n.Project, n.Scope
+		d.Tags, d.Body = strings.Join(n.Tags, ", "), n.Body
+	}
+	title := "Write a note"
+	if d.Supersedes != "" {
+		title = "Supersede a note"
+	}
+	s.render(w, http.StatusOK, "edit", title, "new", d, "")
+}
+
+func (s *Server) saveNew(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	d := editData{New: true, Type: f.Get("type"), Title: f.Get("title"), Project: f.Get("project"), Scope: f.Get("scope"),
+		Tags: f.Get("tags"), Body: formBody(f.Get("body")), Supersedes: strings.TrimSpace(f.Get("supersedes")), Types: note.Types()}
+	req := anamnesis.WriteRequest{Type: d.Type, Title: d.Title, Body: d.Body, Project: d.Project, Tags: formTags(d.Tags), Scope: d.Scope}
+	if d.Supersedes != "" {
+		req.Supersedes = []string{d.Supersedes}
+	}
+	s.writeMu.Lock()
+	n, _, err := s.st.Write(r.Context(), req)
+	s.writeMu.Unlock()
+	if err != nil {
+		d.Error = err.Error()
+		s.render(w, statusOf(err), "edit", "Write a note", "new", d, "")
+		return
+	}
+	s.afterWrite()
+	http.Redirect(w, r, "/note/"+n.ID+"?done=written", http.StatusSeeOther)
+}
+
+// card is one version in a conflict.
+type card struct {
+	ID      string
+	Note    *note.Note
+	Error   string
+	Diff    []DiffLine // from the first version of the conflict
+	IsCopy  bool
+	IsFirst bool
+}
+
+type conflictView struct {
+	ID       string
+	Kind     string // "copies" or "fork"
+	Replaces ref
+	Cards    []card
+	Merge    string // the text the merge box starts with
+}
+
+func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	cs, err := s.st.Conflicts(ctx)
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	var views []conflictView
+	for _, c := range cs {
+		v := conflictView{ID: c.ID, Kind: "copies"}
+		ids := append([]string{c.ID}, c.Copies...)
+		if len(c.Copies) == 0 {
+			v.Kind = "fork"
+			v.Replaces = s.refOf(r, c.Replaces)
+			ids = append([]string{c.ID}, c.Rivals...)
+		}
+		var first *note.Note
+		for i, id := range ids {
+			cd := card{ID: id, IsCopy: v.Kind == "copies" && i > 0, IsFirst: i == 0}
+			n, _, _, err := s.st.GetFile(ctx, id)
+			if err != nil {
+				cd.Error = err.Error()
+			} else {
+				cd.Note = n
+				if i == 0 {
+					first = n
+					v.Merge = n.Body
+				} else if first != nil {
+					cd.Diff = diffLines(first.Body, n.Body, 2)
+				}
+			}
+			v.Cards = append(v.Cards, cd)
+		}
+		views = append(views, v)
+	}
+	flash := ""
+	if id := r.URL.Query().Get("resolved"); note.ValidID(id) {
+		flash = "Resolved: kept " + id + "."
+		if s.opts.SyncConfigured {
+			flash += " A sync has started in the background."
+		}
+	}
+	s.render(w, http.StatusOK, "conflicts", "Conflicts", "conflicts", views, flash)
+}
+
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	id := f.Get("id")
+	var res anamnesis.Resolution
+	res.Keep = f.Get("keep")
+	if f.Get("action") == "merge" {
+		body := formBody(f.Get("body"))
+		res.Body = &body
+	}
+	s.writeMu.Lock()
+	rep, err := s.st.Resolve(r.Context(), id, res)
+	s.writeMu.Unlock()
+	if err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	s.afterWrite()
+	http.Redirect(w, r, "/conflicts?resolved="+rep.Kept, http.StatusSeeOther)
+}
+
+type fleetView struct {
+	Fleet       *fleetData
+	FleetError  string
+	Index       anamnesis.IndexStatus
+	Vectors     *anamnesis.VectorStatus
+	Facets      anamnesis.Facets
+	Remote      string
+	Head        string
+	Home        string
+	Slow        slowSnapshot
+	HasTailnet  bool
+	CheckedAgo  string
+	NumProblems int
+	NumWarnings int
+}
+
+func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	v := fleetView{Remote: gitsync.Redact(s.st.Remote()), Home: s.st.Home(), HasTailnet: s.opts.Tailnet != nil}
+	var err error
+	if v.Fleet, err = s.fleetOf(ctx); err != nil {
+		v.FleetError = err.Error()
+	}
+	if v.Index, err = s.st.IndexState(ctx); err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	if v.Vectors, err = s.st.Vectors(ctx); err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	if v.Facets, err = s.facets(ctx); err != nil {
+		s.fail(w, statusOf(err), err)
+		return
+	}
+	if v.Head, err = s.st.Head(ctx); err != nil {
+		v.FleetError = err.Error()
+	}
+	v.Slow = s.slow.snapshot()
+	if !v.Slow.Running && (v.Slow.At.IsZero() || s.opts.Now().Sub(v.Slow.At) > slowMaxAge) {
+		s.refreshSlow(false)
+		v.Slow.Running = true
+	}
+	if !v.Slow.At.IsZero() {
+		v.CheckedAgo = ago(s.opts.Now(), v.Slow.At.Format(time.RFC3339Nano))
+	}
+	for _, c := range v.Slow.Checks {
+		switch c.State {
+		case anamnesis.CheckProblem:
+			v.NumProblems++
+		case anamnesis.CheckWarn:
+			v.NumWarnings++
+		}
+	}
+	s.render(w, http.StatusOK, "fleet", "Fleet", "fleet", v, "")
+}
+
+func (s *Server) refreshFleet(w http.ResponseWriter, r *http.Request) {
+	s.refreshSlow(false)
+	http.Redirect(w, r, "/fleet", http.StatusSeeOther)
+}

@@ -1,0 +1,385 @@
+package webui
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
+)
+
+// The Store is what the UI is written against.
+var _ Store = (*anamnesis.Store)(nil)
+
+var ctx = context.Background()
+
+const (
+	testAddr  = "127.0.0.1:8080"
+	testToken = "t0ken"
+	testCSRF  = "csrf-secret"
+)
+
+func openStore(t *testing.T, machine, remote string) *anamnesis.Store {
+	t.Helper()
+	s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: machine, Remote: remote, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newServer(t testing.TB, st Store) *Server {
+	t.Helper()
+	srv, err := New(ctx, st, Options{Addr: testAddr, Token: testToken, CSRF: testCSRF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// do sends a request as a browser on this machine would: the loopback
+// Host and, with auth, the cookie.
+func do(srv *Server, method, target string, form url.Values, auth bool, edit func(*http.Request)) *httptest.ResponseRecorder {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	r := httptest.NewRequest(method, target, body)
+	r.Host = testAddr
+	if form != nil {
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	if auth {
+		r.AddCookie(&http.Cookie{Name: srv.cookieName(), Value: testToken})
+	}
+	if edit != nil {
+		edit(r)
+	}
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	return w
+}
+
+func write(t *testing.T, s *anamnesis.Store, title, body string) string {
+	t.Helper()
+	n, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: title, Body: body, Project: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.ID
+}
+
+func TestRefusals(t *testing.T) {
+	s := openStore(t, "desk", "")
+	id := write(t, s, "Secret plans", "The launch code is swordfish.")
+	srv := newServer(t, s)
+	secret := func(w *httptest.ResponseRecorder) bool {
+		b := w.Body.String()
+		return strings.Contains(b, "swordfish") || strings.Contains(b, "Secret plans")
+	}
+	for _, target := range []string{"/", "/note/" + id, "/note/" + id + "/edit", "/conflicts", "/fleet", "/?q=swordfish", "/?token=wrong"} {
+		w := do(srv, "GET", target, nil, false, nil)
+		if w.Code != http.StatusUnauthorized || secret(w) {
+			t.Errorf("GET %s without the token: %d, note text shown: %v", target, w.Code, secret(w))
+		}
+	}
+	// A wrong cookie is no cookie.
+	w := do(srv, "GET", "/note/"+id, nil, false, func(r *http.Request) {
+		r.AddCookie(&http.Cookie{Name: srv.cookieName(), Value: "guess"})
+	})
+	if w.Code != http.StatusUnauthorized || secret(w) {
+		t.Errorf("wrong cookie: %d", w.Code)
+	}
+	// A foreign Host is refused even with the cookie (DNS rebinding: the
+	// browser sends the attacker's name and, being same-origin to it, no
+	// cookie; with one it must still be refused).
+	for _, host := range []string{"evil.example:8080", "127.0.0.1:9999", "localhost.evil.example:8080", "127.0.0.2:8080", "", "127.0.0.1"} {
+		w := do(srv, "GET", "/note/"+id, nil, true, func(r *http.Request) { r.Host = host })
+		if w.Code != http.StatusMisdirectedRequest || secret(w) {
+			t.Errorf("Host %q: %d", host, w.Code)
+		}
+	}
+	for _, host := range []string{"localhost:8080", "[::1]:8080", "LOCALHOST:8080"} {
+		if w := do(srv, "GET", "/", nil, true, func(r *http.Request) { r.Host = host }); w.Code != http.StatusOK {
+			t.Errorf("Host %q refused: %d", host, w.Code)
+		}
+	}
+	// CSRF: a POST without the token, or with another, changes nothing.
+	before, _, _ := s.Get(ctx, id)
+	for _, tok := range []string{"", "wrong"} {
+		form := url.Values{"title": {"Hijacked"}, "body": {"x"}, "base": {"whatever"}}
+		if tok != "" {
+			form.Set("csrf", tok)
+		}
+		w := do(srv, "POST", "/note/"+id+"/edit", form, true, nil)
+		if w.Code != http.StatusForbidden {
+			t.Errorf("POST with csrf %q: %d", tok, w.Code)
+		}
+		w = do(srv, "POST", "/new", url.Values{"csrf": {tok}, "type": {"semantic"}, "title": {"Injected"}, "body": {"x"}}, true, nil)
+		if w.Code != http.StatusForbidden {
+			t.Errorf("POST /new with csrf %q: %d", tok, w.Code)
+		}
+	}
+	after, _, _ := s.Get(ctx, id)
+	if after.Title != before.Title || after.UpdatedAt != before.UpdatedAt {
+		t.Errorf("a refused POST changed the note: %q", after.Title)
+	}
+	if hits, _ := s.List(ctx, anamnesis.Filter{}); len(hits) != 1 {
+		t.Errorf("a refused POST wrote a note: %d notes", len(hits))
+	}
+	// No CORS, whatever the Origin says.
+	w = do(srv, "GET", "/", nil, true, func(r *http.Request) { r.Header.Set("Origin", "https://evil.example") })
+	for k := range w.Header() {
+		if strings.HasPrefix(strings.ToLower(k), "access-control-") {
+			t.Errorf("CORS header sent: %s", k)
+		}
+	}
+}
+
+func TestTokenBecomesCookie(t *testing.T) {
+	s := openStore(t, "desk", "")
+	srv := newServer(t, s)
+	w := do(srv, "GET", "/?token="+testToken+"&type=semantic", nil, false, nil)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/?type=semantic" {
+		t.Fatalf("token URL: %d, Location %q", w.Code, w.Header().Get("Location"))
+	}
+	cs := w.Result().Cookies()
+	if len(cs) != 1 || cs[0].Value != testToken || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || cs[0].Name != "anamnesis_ui_8080" {
+		t.Fatalf("cookie: %+v", cs)
+	}
+	if !strings.Contains(srv.URL(), "127.0.0.1:8080/?token="+testToken) {
+		t.Errorf("URL %s", srv.URL())
+	}
+}
+
+// Note text from other machines is data: markup in a title or body is
+// shown as text, raw HTML in markdown is left out, and a javascript:
+// link loses its target.
+func TestNoteTextIsEscaped(t *testing.T) {
+	s := openStore(t, "desk", "")
+	id := write(t, s, `<script>alert("title")</script>`, "Hello <script>alert('body')</script> **bold**\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1))\n")
+	srv := newServer(t, s)
+	for _, target := range []string{"/", "/note/" + id, "/note/" + id + "/edit", "/?q=hello"} {
+		w := do(srv, "GET", target, nil, true, nil)
+		b := w.Body.String()
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", target, w.Code, b)
+		}
+		if strings.Contains(b, "<script>alert") || strings.Contains(b, "<img src=x") || strings.Contains(b, `href="javascript:`) {
+			t.Errorf("GET %s: note markup reached the page:\n%s", target, b)
+		}
+		if !strings.Contains(b, "&lt;script&gt;alert(&#34;title&#34;)&lt;/script&gt;") {
+			t.Errorf("GET %s: the title is not shown escaped", target)
+		}
+	}
+	b := do(srv, "GET", "/note/"+id, nil, true, nil).Body.String()
+	if !strings.Contains(b, "<strong>bold</strong>") {
+		t.Error("markdown is not rendered")
+	}
+	if csp := do(srv, "GET", "/", nil, true, nil).Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("CSP %q", csp)
+	}
+}
+
+var baseRe = regexp.MustCompile(`name="base" value="([0-9a-f]+)"`)
+
+// An edit made from a page loaded before another change to the note is
+// refused with both versions shown; saving from the refusal page (which
+// knows the new version) goes through.
+func TestStaleEditRefused(t *testing.T) {
+	s := openStore(t, "desk", "")
+	id := write(t, s, "Canary", "The canary runs 30 minutes.")
+	srv := newServer(t, s)
+	m := baseRe.FindStringSubmatch(do(srv, "GET", "/note/"+id+"/edit", nil, true, nil).Body.String())
+	if m == nil {
+		t.Fatal("edit form has no base")
+	}
+	// Meanwhile another machine's sync (or an agent) changes the note.
+	n, _, _ := s.Get(ctx, id)
+	n.Body = "The canary runs 45 minutes."
+	if _, err := s.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"csrf": {testCSRF}, "base": {m[1]}, "title": {"Canary"}, "body": {"The canary runs 60 minutes."}, "project": {"app"}}
+	w := do(srv, "POST", "/note/"+id+"/edit", form, true, nil)
+	if w.Code != http.StatusConflict {
+		t.Fatalf("stale edit: %d", w.Code)
+	}
+	b := w.Body.String()
+	if !strings.Contains(b, "45 minutes") || !strings.Contains(b, "60 minutes") || !strings.Contains(b, "changed since you opened it") {
+		t.Errorf("refusal does not show both versions:\n%s", b)
+	}
+	if got, _, _ := s.Get(ctx, id); got.Body != "The canary runs 45 minutes." {
+		t.Errorf("the stale edit was written: %q", got.Body)
+	}
+	m2 := baseRe.FindStringSubmatch(b)
+	if m2 == nil || m2[1] == m[1] {
+		t.Fatal("the refusal page does not carry the new version's hash")
+	}
+	form.Set("base", m2[1])
+	w = do(srv, "POST", "/note/"+id+"/edit", form, true, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("edit after review: %d\n%s", w.Code, w.Body.String())
+	}
+	if got, _, _ := s.Get(ctx, id); got.Body != "The canary runs 60 minutes." || got.ID != id {
+		t.Errorf("edit after review: %q", got.Body)
+	}
+}
+
+var rowRe = regexp.MustCompile(`<a class="title" href="/note/([0-9A-Z]+)">`)
+var nextRe = regexp.MustCompile(`<a class="button" href="(/\?[^"]+)">Older notes`)
+
+// Paging walks every note once, newest first, 50 a page, with filters
+// kept across pages.
+func TestPaging(t *testing.T) {
+	s := openStore(t, "desk", "")
+	for i := 0; i < 120; i++ {
+		if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: "n", Body: "b", Scope: "machine-local"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "procedural", Title: "p", Body: "b", Scope: "machine-local"}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s)
+	all, _ := s.List(ctx, anamnesis.Filter{Type: "semantic"})
+	var want []string
+	for _, h := range all {
+		want = append(want, h.ID)
+	}
+	var got []string
+	target := "/?type=semantic"
+	pages := 0
+	for target != "" {
+		w := do(srv, "GET", target, nil, true, nil)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d", target, w.Code)
+		}
+		b := w.Body.String()
+		if !strings.Contains(b, "120 notes") {
+			t.Errorf("page %d does not count the filtered notes", pages)
+		}
+		for _, m := range rowRe.FindAllStringSubmatch(b, -1) {
+			got = append(got, m[1])
+		}
+		pages++
+		target = ""
+		if m := nextRe.FindStringSubmatch(b); m != nil {
+			target = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+	}
+	if pages != 3 || !slices.Equal(got, want) {
+		t.Errorf("%d pages, %d notes; want 3 pages, the %d semantic notes in List's order", pages, len(got), len(want))
+	}
+}
+
+// A conflict made by two machines shows both versions on the conflicts
+// page, and keeping the copy from there resolves it.
+func TestResolveFromConflictsPage(t *testing.T) {
+	hub := testutil.BareHub(t)
+	a, b := openStore(t, "desk", hub), openStore(t, "laptop", hub)
+	id := write(t, a, "Canary", "The canary runs 30 minutes.")
+	sync := func(ss ...*anamnesis.Store) {
+		for _, s := range ss {
+			if _, err := s.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sync(a, b)
+	for s, body := range map[*anamnesis.Store]string{a: "The canary runs 45 minutes.", b: "The canary runs 60 minutes."} {
+		n, _, _ := s.Get(ctx, id)
+		n.Body = body
+		if _, err := s.Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sync(a, b)
+	cs, _ := b.Conflicts(ctx)
+	if len(cs) != 1 || len(cs[0].Copies) != 1 {
+		t.Fatalf("conflicts: %+v", cs)
+	}
+	cp := cs[0].Copies[0]
+	synced := 0
+	srv, err := New(ctx, b, Options{Addr: testAddr, Token: testToken, CSRF: testCSRF, AfterWrite: func() { synced++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := do(srv, "GET", "/conflicts", nil, true, nil).Body.String()
+	if !strings.Contains(page, "45 minutes") || !strings.Contains(page, "60 minutes") || !strings.Contains(page, cp) {
+		t.Fatalf("conflicts page does not show both versions:\n%s", page)
+	}
+	copyNote, _, _ := b.Get(ctx, cp)
+	w := do(srv, "POST", "/conflicts/resolve", url.Values{"csrf": {testCSRF}, "id": {id}, "keep": {cp}, "action": {"keep"}}, true, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("resolve: %d\n%s", w.Code, w.Body.String())
+	}
+	if got, _, _ := b.Get(ctx, id); got.Body != copyNote.Body {
+		t.Errorf("kept %q, want the copy's %q", got.Body, copyNote.Body)
+	}
+	if cs, _ := b.Conflicts(ctx); len(cs) != 0 || synced != 1 {
+		t.Errorf("after resolve: conflicts %+v, background syncs %d", cs, synced)
+	}
+	if page := do(srv, "GET", "/conflicts", nil, true, nil).Body.String(); !strings.Contains(page, "No conflicts") {
+		t.Error("the conflicts page still lists it")
+	}
+}
+
+// The other pages render with history, search and fleet data, and a
+// write from the form reaches the store and the history.
+func TestPagesRender(t *testing.T) {
+	s := openStore(t, "desk", "")
+	id := write(t, s, "Walrus cache size", "The walrus cache holds 512 entries.")
+	n, _, _ := s.Get(ctx, id)
+	n.Body = "The walrus cache holds 1024 entries."
+	if _, err := s.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s)
+	srv.refreshSlow(true)
+	check := func(target string, want ...string) {
+		t.Helper()
+		w := do(srv, "GET", target, nil, true, nil)
+		if w.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", target, w.Code, w.Body.String())
+		}
+		for _, s := range want {
+			if !strings.Contains(w.Body.String(), s) {
+				t.Errorf("GET %s lacks %q\n%s", target, s, w.Body.String())
+			}
+		}
+	}
+	check("/?q=walrus", "Walrus cache size", "1 best match")
+	check("/note/"+id, "Walrus cache size", `<span class="del">- The walrus cache holds 512 entries.</span>`, `<span class="add">&#43; The walrus cache holds 1024 entries.</span>`, "desk")
+	check("/fleet", "desk", "this machine", "index integrity")
+	check("/new?supersedes="+id, `name="supersedes" value="`+id+`"`)
+	w := do(srv, "POST", "/new", url.Values{"csrf": {testCSRF}, "type": {"semantic"}, "title": {"Walrus cache, revised"},
+		"body": {"Now 2048.\r\nLine two."}, "supersedes": {id}, "scope": {"portable"}}, true, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("write: %d\n%s", w.Code, w.Body.String())
+	}
+	newID := strings.TrimPrefix(strings.TrimSuffix(w.Header().Get("Location"), "?done=written"), "/note/")
+	got, _, err := s.Get(ctx, newID)
+	if err != nil || got.Body != "Now 2048.\nLine two." || !slices.Equal(got.Supersedes, []string{id}) {
+		t.Fatalf("written note: %+v, %v", got, err)
+	}
+	check("/note/"+id, "Superseded by", newID)
+	check("/", "superseded")
+	if w := do(srv, "GET", "/?type=bogus", nil, true, nil); w.Code != http.StatusBadRequest {
+		t.Errorf("bad filter: %d", w.Code)
+	}
+	if w := do(srv, "GET", "/note/NOPE", nil, true, nil); w.Code != http.StatusNotFound {
+		t.Errorf("unknown note: %d", w.Code)
+	}
+	if w := do(srv, "GET", "/note/..%2f..%2fetc", nil, true, nil); w.Code != http.StatusBadRequest && w.Code != http.StatusNotFound {
+		t.Errorf("odd id: %d", w.Code)
+	}
+}
