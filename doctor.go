@@ -385,15 +385,21 @@ func (s *Store) claudeHooksCheck(inst Install) Check {
 	if inst.Problem != "" {
 		return Check{Name: "claude code hooks", State: CheckWarn, Detail: inst.Problem}
 	}
-	plan, err := claudecode.PlanSettings(inst.ClaudeDir, inst.Binary, s.home, true)
+	setup := claudecode.Setup{Binary: inst.Binary, Home: s.home}
+	plan, err := claudecode.PlanSettings(inst.ClaudeDir, setup, true)
 	if err != nil {
 		return Check{Name: "claude code hooks", State: CheckWarn, Detail: err.Error()}
 	}
 	if !plan.Changed {
 		return Check{Name: "claude code hooks", State: CheckOK, Detail: "installed in " + plan.Path}
 	}
+	// init writes shell-form hooks for a Claude Code older than 2.1.139.
+	setup.Form = claudecode.ShellForm
+	if sh, err := claudecode.PlanSettings(inst.ClaudeDir, setup, true); err == nil && !sh.Changed {
+		return Check{Name: "claude code hooks", State: CheckOK, Detail: "installed in " + plan.Path + " (shell form, for Claude Code before 2.1.139)"}
+	}
 	fix := "run `anamnesis init` (add --no-mcp/--no-sync to change only the hooks)"
-	if remove, err := claudecode.PlanSettings(inst.ClaudeDir, inst.Binary, s.home, false); err == nil && remove.Changed {
+	if remove, err := claudecode.PlanSettings(inst.ClaudeDir, setup, false); err == nil && remove.Changed {
 		return Check{Name: "claude code hooks", State: CheckWarn,
 			Detail: "out of date in " + plan.Path + " (another binary path or home, or edited by hand)", Fix: fix}
 	}

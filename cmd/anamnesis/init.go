@@ -133,14 +133,16 @@ func runInit(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
+	claudeBin, _ := exec.LookPath("claude")
 	// Pre-flight: a settings.json we cannot parse stops init before any change.
 	var plan claudecode.SettingsPlan
+	var form hookForm
 	if !c.Bool("no-claude") {
-		if plan, err = claudecode.PlanSettings(st.claudeDir, st.binary, st.home, true); err != nil {
+		form = claudeHookForm(c.Context, claudeBin)
+		if plan, err = claudecode.PlanSettings(st.claudeDir, claudecode.Setup{Binary: st.binary, Home: st.home, Form: form.form}, true); err != nil {
 			return fmt.Errorf("refusing to run: %w", err)
 		}
 	}
-	claudeBin, _ := exec.LookPath("claude")
 	remote := gitsync.Redact(st.remote)
 	if remote == "" {
 		remote = "(none: local only)"
@@ -170,7 +172,7 @@ func runInit(c *cli.Context) error {
 		case plan.Changed:
 			state = "will be updated (backup: settings.json.bak)"
 		}
-		fmt.Fprintf(w, "  claude     : SessionStart, UserPromptSubmit, PreCompact, SessionEnd hooks in %s, %s\n", plan.Path, state)
+		fmt.Fprintf(w, "  claude     : SessionStart, UserPromptSubmit, PreCompact, SessionEnd hooks (%s) in %s, %s\n", form.why, plan.Path, state)
 	}
 	if !c.Bool("no-mcp") {
 		if claudeBin != "" {
@@ -268,6 +270,34 @@ func runInit(c *cli.Context) error {
 	return nil
 }
 
+// hookForm is the form init writes hooks in, and why.
+type hookForm struct {
+	form claudecode.HookForm
+	why  string
+}
+
+// claudeHookForm asks the installed Claude Code for its version: exec form
+// (no shell between Claude Code and a path with spaces or quotes) unless
+// it is older than the first version that reads "args".
+func claudeHookForm(ctx context.Context, claudeBin string) hookForm {
+	execForm := hookForm{claudecode.ExecForm, "exec form: binary and arguments, no shell"}
+	if claudeBin == "" {
+		return execForm
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, claudeBin, "--version").Output()
+	if err != nil {
+		return execForm
+	}
+	v := strings.TrimSpace(string(out))
+	if claudecode.HookFormFor(v) == claudecode.ShellForm {
+		s := claudecode.ExecFormSince
+		return hookForm{claudecode.ShellForm, fmt.Sprintf("shell form: Claude Code %s is older than %d.%d.%d, which runs hooks without a shell; run init again after upgrading it", v, s[0], s[1], s[2])}
+	}
+	return execForm
+}
+
 // registerMCP adds (install) or removes the MCP server; changed reports
 // whether anything was changed.
 func registerMCP(ctx context.Context, w io.Writer, st setup, claudeBin string, install bool) (changed bool, err error) {
@@ -315,7 +345,7 @@ func runUninstall(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	plan, err := claudecode.PlanSettings(st.claudeDir, st.binary, st.home, false)
+	plan, err := claudecode.PlanSettings(st.claudeDir, claudecode.Setup{Binary: st.binary, Home: st.home}, false)
 	if err != nil {
 		return fmt.Errorf("refusing to run: %w", err)
 	}

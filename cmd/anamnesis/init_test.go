@@ -57,7 +57,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only"))
 	first, _ := os.ReadFile(settings)
 	s := string(first)
-	for _, want := range []string{"echo check", "echo mine", "echo <status>", `"model": "opus"`, "hook session-start", "hook prompt", "hook session-end", "hook pre-compact"} {
+	for _, want := range []string{"echo check", "echo mine", "echo <status>", `"model": "opus"`, `"session-start"`, `"prompt"`, `"session-end"`, `"pre-compact"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("settings.json lacks %q", want)
 		}
@@ -100,7 +100,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	if string(second) != string(first) {
 		t.Error("a second init changed settings.json")
 	}
-	if strings.Count(string(second), "hook session-start") != 1 {
+	if strings.Count(string(second), `"session-start"`) != 1 {
 		t.Error("hooks duplicated")
 	}
 
@@ -117,7 +117,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "claude code hooks: not installed") {
 		t.Errorf("doctor after uninstall still sees Claude Code hooks:\n%s", d.stdout)
 	}
-	os.WriteFile(settings, []byte(strings.Replace(string(second), "hook session-start", "hook session-start --old", 1)), 0o600)
+	os.WriteFile(settings, []byte(strings.Replace(string(second), `"session-start"`, `"session-start", "--old"`, 1)), 0o600)
 	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "claude code hooks: out of date") {
 		t.Errorf("doctor does not notice hand-edited hooks:\n%s", d.stdout)
 	}
@@ -156,7 +156,7 @@ func TestInitRespectsClaudeConfigDirAndRemote(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if data, err := os.ReadFile(filepath.Join(cdir, "settings.json")); err != nil || !strings.Contains(string(data), "hook session-start") {
+	if data, err := os.ReadFile(filepath.Join(cdir, "settings.json")); err != nil || !strings.Contains(string(data), `"session-start"`) {
 		t.Errorf("CLAUDE_CONFIG_DIR not used: %v %s", err, data)
 	}
 	if _, err := os.Stat(filepath.Join(cdir, ".claude.json")); err != nil {
@@ -223,5 +223,50 @@ func TestInitReadsEndOfInputAsNo(t *testing.T) {
 	r = mustOK(t, anmUserIn(t, uh, "", "uninstall"))
 	if !strings.Contains(r.stdout, "claude: no anamnesis hooks in") || !strings.Contains(r.stdout, "mcp: anamnesis was not registered") {
 		t.Errorf("uninstall with nothing installed claims a removal:\n%s", r.stdout)
+	}
+}
+
+// TestInitHookFormFollowsClaudeVersion: with a Claude Code older than
+// 2.1.139 on PATH init writes shell-form hooks (an older version ignores
+// "args"); after an upgrade of Claude Code, init rewrites them in exec
+// form in place, once each.
+func TestInitHookFormFollowsClaudeVersion(t *testing.T) {
+	uh := t.TempDir()
+	bin := t.TempDir()
+	fake := "#!/bin/sh\ncase \"$1\" in --version) echo \"$FAKE_CLAUDE_VERSION (Claude Code)\";; esac\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(version string) (plan, settings string) {
+		t.Helper()
+		var env []string
+		for _, e := range os.Environ() {
+			if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CLAUDE_CONFIG_DIR=") && !strings.HasPrefix(e, "ANAMNESIS_") && !strings.HasPrefix(e, "PATH=") {
+				env = append(env, e)
+			}
+		}
+		env = append(env, "HOME="+uh, "PATH="+bin+":/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box", "FAKE_CLAUDE_VERSION="+version)
+		r := mustOK(t, runCmd(t, env, "", "init", "--yes", "--local-only", "--no-sync"))
+		data, err := os.ReadFile(filepath.Join(uh, ".claude", "settings.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.stdout, string(data)
+	}
+	out, old := run("2.1.100")
+	if !strings.Contains(out, "shell form: Claude Code 2.1.100 (Claude Code) is older than 2.1.139") {
+		t.Errorf("the plan does not say why it writes shell form:\n%s", out)
+	}
+	if !strings.Contains(old, `--home '`+filepath.Join(uh, ".anamnesis")+`' hook session-start"`) || strings.Contains(old, `"args"`) {
+		t.Errorf("not shell form for Claude Code 2.1.100:\n%s", old)
+	}
+	// doctor counts shell-form hooks as installed (init chose them).
+	doc := anmUser(t, uh, "doctor")
+	if !strings.Contains(doc.stdout, "ok:     claude code hooks: installed") || !strings.Contains(doc.stdout, "shell form") {
+		t.Errorf("doctor after a shell-form init:\n%s", doc.stdout)
+	}
+	_, upgraded := run("2.1.330")
+	if strings.Contains(upgraded, "hook session-start") || strings.Count(upgraded, `"session-start"`) != 1 || !strings.Contains(upgraded, `"args"`) {
+		t.Errorf("init after upgrading Claude Code did not rewrite the hooks once in exec form:\n%s", upgraded)
 	}
 }
