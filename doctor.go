@@ -386,6 +386,19 @@ func (s *Store) claudeHooksCheck(inst Install) Check {
 		return Check{Name: "claude code hooks", State: CheckWarn, Detail: inst.Problem}
 	}
 	setup := claudecode.Setup{Binary: inst.Binary, Home: s.home}
+	plugin, err := claudecode.FindPlugin(inst.ClaudeDir)
+	if err != nil {
+		return Check{Name: "claude code hooks", State: CheckWarn, Detail: err.Error()}
+	}
+	if plugin != "" {
+		// The plugin's hooks run beside any init wrote: both would inject.
+		if remove, err := claudecode.PlanSettings(inst.ClaudeDir, setup, false); err == nil && remove.Changed {
+			return Check{Name: "claude code hooks", State: CheckWarn,
+				Detail: "installed twice: by the plugin " + plugin + " and by init in " + remove.Path + " (notes injected twice)",
+				Fix:    "run `anamnesis init`: with the plugin enabled it takes its own hooks out"}
+		}
+		return Check{Name: "claude code hooks", State: CheckOK, Detail: "run by the Claude Code plugin " + plugin}
+	}
 	plan, err := claudecode.PlanSettings(inst.ClaudeDir, setup, true)
 	if err != nil {
 		return Check{Name: "claude code hooks", State: CheckWarn, Detail: err.Error()}

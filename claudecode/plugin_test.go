@@ -99,3 +99,30 @@ func TestPreToolUseAllowsOnlyReadOnlyTools(t *testing.T) {
 		}
 	}
 }
+
+func TestFindPlugin(t *testing.T) {
+	const installed = `{"version": 2, "plugins": {"anamnesis@anamnesis": [{"scope": "user", "installPath": "/x"}], "anamnesis@team": [{"scope": "project", "projectPath": "/p"}]}}`
+	for _, c := range []struct {
+		name, settings, installed, want string
+	}{
+		{"enabled and installed", `{"enabledPlugins": {"other@x": true, "anamnesis@anamnesis": true}}`, installed, "anamnesis@anamnesis"},
+		{"disabled", `{"enabledPlugins": {"anamnesis@anamnesis": false}}`, installed, ""},
+		{"enabled, never installed", `{"enabledPlugins": {"anamnesis@anamnesis": true}}`, "", ""},
+		{"installed for a project only", `{"enabledPlugins": {"anamnesis@team": true}}`, installed, ""},
+		{"another plugin of that name's prefix", `{"enabledPlugins": {"anamnesis-extra@anamnesis": true}}`, installed, ""},
+		{"no settings", "", "", ""},
+	} {
+		dir := t.TempDir()
+		if c.settings != "" {
+			writeSettings(t, dir, c.settings)
+		}
+		if c.installed != "" {
+			os.MkdirAll(dir+"/plugins", 0o755)
+			os.WriteFile(dir+"/plugins/installed_plugins.json", []byte(c.installed), 0o600)
+		}
+		got, err := FindPlugin(dir)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}

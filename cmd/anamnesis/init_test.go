@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,5 +269,86 @@ func TestInitHookFormFollowsClaudeVersion(t *testing.T) {
 	_, upgraded := run("2.1.330")
 	if strings.Contains(upgraded, "hook session-start") || strings.Count(upgraded, `"session-start"`) != 1 || !strings.Contains(upgraded, `"args"`) {
 		t.Errorf("init after upgrading Claude Code did not rewrite the hooks once in exec form:\n%s", upgraded)
+	}
+}
+
+// enablePlugin records the anamnesis plugin as installed and enabled for
+// the user, as `claude plugin install anamnesis@anamnesis` does.
+func enablePlugin(t *testing.T, claudeDir string) {
+	t.Helper()
+	p := filepath.Join(claudeDir, "settings.json")
+	settings := map[string]any{}
+	if data, err := os.ReadFile(p); err == nil {
+		if err := json.Unmarshal(data, &settings); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settings["enabledPlugins"] = map[string]bool{"anamnesis@anamnesis": true}
+	data, _ := json.Marshal(settings)
+	os.MkdirAll(filepath.Join(claudeDir, "plugins"), 0o755)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	installed := `{"version": 2, "plugins": {"anamnesis@anamnesis": [{"scope": "user", "installPath": "/x", "version": "1"}]}}`
+	if err := os.WriteFile(filepath.Join(claudeDir, "plugins", "installed_plugins.json"), []byte(installed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInitLeavesHooksToThePlugin: with the plugin installed and enabled,
+// init takes out the hooks, permission rules and MCP server it added
+// before (the plugin's would run beside them) and adds none; doctor says
+// the plugin runs the hooks; uninstall says how to remove the plugin, or
+// removes it with claude when claude is on PATH.
+func TestInitLeavesHooksToThePlugin(t *testing.T) {
+	uh := t.TempDir()
+	claudeDir := filepath.Join(uh, ".claude")
+	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	enablePlugin(t, claudeDir)
+
+	r := mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	if !strings.Contains(r.stdout, "the Claude Code plugin anamnesis@anamnesis runs the hooks and the MCP server") {
+		t.Errorf("the plan does not name the plugin:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "warning    : the plugin runs `anamnesis` from PATH, and PATH has none") {
+		t.Errorf("no warning that the plugin cannot find the binary:\n%s", r.stdout)
+	}
+	settings, _ := os.ReadFile(filepath.Join(claudeDir, "settings.json"))
+	if strings.Contains(string(settings), "session-start") || strings.Contains(string(settings), "mcp__anamnesis__") {
+		t.Errorf("init's hooks or rules stayed beside the plugin's:\n%s", settings)
+	}
+	if !strings.Contains(string(settings), `"anamnesis@anamnesis": true`) {
+		t.Errorf("init changed the plugin's enabling:\n%s", settings)
+	}
+	if mcp, _ := os.ReadFile(filepath.Join(uh, ".claude.json")); strings.Contains(string(mcp), `"anamnesis"`) {
+		t.Errorf("the user-scope MCP server stayed beside the plugin's:\n%s", mcp)
+	}
+	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "ok:     claude code hooks: run by the Claude Code plugin anamnesis@anamnesis") {
+		t.Errorf("doctor:\n%s", d.stdout)
+	}
+	again := mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	if after, _ := os.ReadFile(filepath.Join(claudeDir, "settings.json")); string(after) != string(settings) || strings.Contains(again.stdout, "Start a new Claude Code session") {
+		t.Errorf("a second init with the plugin changed something:\n%s", again.stdout)
+	}
+
+	// Without claude on PATH, uninstall says how to remove the plugin.
+	r = mustOK(t, anmUser(t, uh, "uninstall"))
+	if !strings.Contains(r.stdout, "remove it with `claude plugin uninstall --scope user anamnesis@anamnesis`") {
+		t.Errorf("uninstall does not say how to remove the plugin:\n%s", r.stdout)
+	}
+	// With claude on PATH, it runs Claude Code's own uninstall.
+	bin := t.TempDir()
+	log := filepath.Join(bin, "args")
+	fake := "#!/bin/sh\necho \"$@\" >> '" + log + "'\nexit 0\n"
+	os.WriteFile(filepath.Join(bin, "claude"), []byte(fake), 0o755)
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CLAUDE_CONFIG_DIR=") && !strings.HasPrefix(e, "ANAMNESIS_") && !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	r = mustOK(t, runCmd(t, append(env, "HOME="+uh, "PATH="+bin+":/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box"), "", "uninstall"))
+	if calls, _ := os.ReadFile(log); !strings.Contains(string(calls), "plugin uninstall --scope user anamnesis@anamnesis") || !strings.Contains(r.stdout, "plugin: uninstalled anamnesis@anamnesis") {
+		t.Errorf("uninstall did not remove the plugin with claude: calls %q\n%s", calls, r.stdout)
 	}
 }
