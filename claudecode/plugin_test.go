@@ -60,7 +60,7 @@ func TestPluginMatchesInit(t *testing.T) {
 		Engines map[string]string `json:"engines"`
 	}
 	readJSON(t, "../plugin/.claude-plugin/plugin.json", &manifest)
-	s := ExecFormSince
+	s := ExecFormSince()
 	if manifest.Name != PluginName || manifest.Engines["claude-code"] != fmt.Sprintf(">=%d.%d.%d", s[0], s[1], s[2]) {
 		t.Errorf("plugin.json: %+v (the hooks' exec form needs Claude Code %v or later)", manifest, s)
 	}

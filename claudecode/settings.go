@@ -152,7 +152,7 @@ const (
 
 // ExecFormSince is the first Claude Code version that runs a hook's
 // "args" without a shell.
-var ExecFormSince = [3]int{2, 1, 139}
+func ExecFormSince() [3]int { return [3]int{2, 1, 139} }
 
 // HookFormFor picks the hook form for the Claude Code whose `claude
 // --version` printed version ("2.1.330 (Claude Code)"). Output that names
@@ -175,9 +175,10 @@ func HookFormFor(version string) HookForm {
 		}
 		v[i] = n
 	}
+	since := ExecFormSince()
 	for i := range v {
-		if v[i] != ExecFormSince[i] {
-			if v[i] < ExecFormSince[i] {
+		if v[i] != since[i] {
+			if v[i] < since[i] {
 				return ShellForm
 			}
 			return ExecForm

@@ -365,7 +365,7 @@ func claudeHookForm(ctx context.Context, claudeBin string) hookForm {
 	}
 	v := strings.TrimSpace(string(out))
 	if claudecode.HookFormFor(v) == claudecode.ShellForm {
-		s := claudecode.ExecFormSince
+		s := claudecode.ExecFormSince()
 		return hookForm{claudecode.ShellForm, fmt.Sprintf("shell form: Claude Code %s is older than %d.%d.%d, which runs hooks without a shell; run init again after upgrading it", v, s[0], s[1], s[2])}
 	}
 	return execForm
