@@ -385,15 +385,34 @@ func (s *Store) claudeHooksCheck(inst Install) Check {
 	if inst.Problem != "" {
 		return Check{Name: "claude code hooks", State: CheckWarn, Detail: inst.Problem}
 	}
-	plan, err := claudecode.PlanSettings(inst.ClaudeDir, inst.Binary, s.home, true)
+	setup := claudecode.Setup{Binary: inst.Binary, Home: s.home}
+	plugin, err := claudecode.FindPlugin(inst.ClaudeDir)
+	if err != nil {
+		return Check{Name: "claude code hooks", State: CheckWarn, Detail: err.Error()}
+	}
+	if plugin != "" {
+		// The plugin's hooks run beside any init wrote: both would inject.
+		if remove, err := claudecode.PlanSettings(inst.ClaudeDir, setup, false); err == nil && remove.Changed {
+			return Check{Name: "claude code hooks", State: CheckWarn,
+				Detail: "installed twice: by the plugin " + plugin + " and by init in " + remove.Path + " (notes injected twice)",
+				Fix:    "run `anamnesis init`: with the plugin enabled it takes its own hooks out"}
+		}
+		return Check{Name: "claude code hooks", State: CheckOK, Detail: "run by the Claude Code plugin " + plugin}
+	}
+	plan, err := claudecode.PlanSettings(inst.ClaudeDir, setup, true)
 	if err != nil {
 		return Check{Name: "claude code hooks", State: CheckWarn, Detail: err.Error()}
 	}
 	if !plan.Changed {
 		return Check{Name: "claude code hooks", State: CheckOK, Detail: "installed in " + plan.Path}
 	}
+	// init writes shell-form hooks for a Claude Code older than 2.1.139.
+	setup.Form = claudecode.ShellForm
+	if sh, err := claudecode.PlanSettings(inst.ClaudeDir, setup, true); err == nil && !sh.Changed {
+		return Check{Name: "claude code hooks", State: CheckOK, Detail: "installed in " + plan.Path + " (shell form, for Claude Code before 2.1.139)"}
+	}
 	fix := "run `anamnesis init` (add --no-mcp/--no-sync to change only the hooks)"
-	if remove, err := claudecode.PlanSettings(inst.ClaudeDir, inst.Binary, s.home, false); err == nil && remove.Changed {
+	if remove, err := claudecode.PlanSettings(inst.ClaudeDir, setup, false); err == nil && remove.Changed {
 		return Check{Name: "claude code hooks", State: CheckWarn,
 			Detail: "out of date in " + plan.Path + " (another binary path or home, or edited by hand)", Fix: fix}
 	}

@@ -57,7 +57,9 @@ type Env struct {
 
 // Events are the Claude Code hook events anamnesis handles, as named on
 // `anamnesis hook NAME`.
-func Events() []string { return []string{"session-start", "prompt", "session-end", "pre-compact"} }
+func Events() []string {
+	return []string{"session-start", "prompt", "session-end", "pre-compact", "pre-tool-use"}
+}
 
 // Result is what one hook did.
 type Result struct {
@@ -83,6 +85,8 @@ func Handle(ctx context.Context, event string, env Env, in Input) (Result, error
 	case "prompt":
 		out, err := Prompt(ctx, env, in)
 		return Result{Output: out}, err
+	case "pre-tool-use":
+		return Result{Output: PreToolUse(in)}, nil
 	case "session-end", "pre-compact":
 		res, err := Capture(ctx, env, in, event)
 		if err != nil {

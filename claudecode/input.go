@@ -24,7 +24,8 @@ type Input struct {
 	Prompt             string `json:"prompt"`  // UserPromptSubmit
 	Trigger            string `json:"trigger"` // PreCompact
 	CustomInstructions string `json:"custom_instructions"`
-	Reason             string `json:"reason"` // SessionEnd
+	Reason             string `json:"reason"`    // SessionEnd
+	ToolName           string `json:"tool_name"` // PreToolUse
 }
 
 // ErrNoInput means stdin was empty: a hook run by hand, not by Claude Code.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/internal/shellquote"
@@ -132,16 +133,81 @@ func rawJSON(v any) json.RawMessage {
 	return json.RawMessage(bytes.TrimSpace(b.Bytes()))
 }
 
-// hookCommand is the shell command Claude Code runs: the absolute binary,
-// quoted, and the store home.
-func hookCommand(binary, storeHome, name string) string {
-	return shellquote.Quote(binary) + " --home " + shellquote.Quote(storeHome) + " hook " + name
+// HookForm is how a hook entry in settings.json names what Claude Code
+// runs.
+type HookForm int
+
+const (
+	// ExecForm gives the binary as "command" and its arguments as "args":
+	// Claude Code spawns it directly, no shell, so a binary or home whose
+	// path holds spaces, quotes or $ arrives intact on every platform
+	// (Windows runs shell-form hooks through Git Bash or PowerShell, whose
+	// quoting differs from sh). Claude Code reads "args" since 2.1.139.
+	ExecForm HookForm = iota
+	// ShellForm is one sh command line, each path single-quoted: what
+	// Claude Code before 2.1.139 understands (it ignores "args" and would
+	// run the bare binary).
+	ShellForm
+)
+
+// ExecFormSince is the first Claude Code version that runs a hook's
+// "args" without a shell.
+func ExecFormSince() [3]int { return [3]int{2, 1, 139} }
+
+// HookFormFor picks the hook form for the Claude Code whose `claude
+// --version` printed version ("2.1.330 (Claude Code)"). Output that names
+// no version (claude not installed, a wrapper) gets ExecForm: every
+// Claude Code released since mid-2026 reads it.
+func HookFormFor(version string) HookForm {
+	f := strings.Fields(version)
+	if len(f) == 0 {
+		return ExecForm
+	}
+	parts := strings.Split(f[0], ".")
+	if len(parts) < 3 {
+		return ExecForm
+	}
+	var v [3]int
+	for i := range v {
+		n, err := strconv.Atoi(strings.TrimLeft(parts[i], "v"))
+		if err != nil {
+			return ExecForm
+		}
+		v[i] = n
+	}
+	since := ExecFormSince()
+	for i := range v {
+		if v[i] != since[i] {
+			if v[i] < since[i] {
+				return ShellForm
+			}
+			return ExecForm
+		}
+	}
+	return ExecForm
+}
+
+// hookArgs are the arguments of one hook's command line.
+func hookArgs(storeHome, name string) []string {
+	return []string{"--home", storeHome, "hook", name}
 }
 
 type handler struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
-	Timeout int    `json:"timeout,omitempty"`
+	Type    string   `json:"type"`
+	Command string   `json:"command"`
+	Args    []string `json:"args,omitempty"`
+	Timeout int      `json:"timeout,omitempty"`
+}
+
+// hookHandler is one hook entry in the given form: the absolute binary,
+// the store home, the hook's name.
+func hookHandler(form HookForm, binary, storeHome, name string, timeout int) handler {
+	h := handler{Type: "command", Command: binary, Args: hookArgs(storeHome, name), Timeout: timeout}
+	if form == ShellForm {
+		h.Command = shellquote.Quote(binary) + " --home " + shellquote.Quote(storeHome) + " hook " + name
+		h.Args = nil
+	}
+	return h
 }
 
 type group struct {
@@ -149,23 +215,49 @@ type group struct {
 	Hooks   []handler `json:"hooks"`
 }
 
-// ourGroups are the hook groups init installs, by event.
-func ourGroups(binary, storeHome string) []kv {
-	g := func(matcher, name string, timeout int) json.RawMessage {
-		return rawJSON([]group{{Matcher: matcher, Hooks: []handler{{Type: "command", Command: hookCommand(binary, storeHome, name), Timeout: timeout}}}})
-	}
-	return []kv{
-		{"SessionStart", g("startup|resume|clear|compact", "session-start", 10)},
-		{"UserPromptSubmit", g("", "prompt", 10)},
-		{"PreCompact", g("", "pre-compact", 30)},
+// HookSpec is one Claude Code hook anamnesis installs: the event, the
+// matcher, the `anamnesis hook` name and its timeout in seconds. The
+// plugin's hooks/hooks.json holds the same set (a test compares them).
+type HookSpec struct {
+	Event, Matcher, Name string
+	Timeout              int
+}
+
+// Hooks are the hooks init installs, in settings order.
+func Hooks() []HookSpec {
+	return []HookSpec{
+		{"SessionStart", "startup|resume|clear|compact", "session-start", 10},
+		{"UserPromptSubmit", "", "prompt", 10},
+		{"PreCompact", "", "pre-compact", 30},
 		// 5 s raises Claude Code's shared SessionEnd budget from 1.5 s; the
 		// hook itself returns in well under that (sync runs detached).
-		{"SessionEnd", g("", "session-end", 5)},
+		{"SessionEnd", "", "session-end", 5},
 	}
 }
 
-// isOurCommand recognises a hook command written by anamnesis, this version or
-// the Python tool ("anamnesis inject|sync|capture").
+// PluginHooks are the hooks of the plugin's hooks/hooks.json: init's
+// hooks, and a PreToolUse hook allowing the plugin's read-only tools
+// (PreToolUse says why), matched by exact name so no other tool call
+// starts a process.
+func PluginHooks() []HookSpec {
+	var names []string
+	for _, t := range ReadOnlyTools() {
+		names = append(names, PluginToolPrefix+t)
+	}
+	return append(Hooks(), HookSpec{"PreToolUse", strings.Join(names, "|"), "pre-tool-use", 10})
+}
+
+// ourGroups are the hook groups init installs, by event.
+func ourGroups(form HookForm, binary, storeHome string) []kv {
+	var out []kv
+	for _, h := range Hooks() {
+		out = append(out, kv{h.Event, rawJSON([]group{{Matcher: h.Matcher, Hooks: []handler{hookHandler(form, binary, storeHome, h.Name, h.Timeout)}}})})
+	}
+	return out
+}
+
+// isOurCommand recognises a shell-form hook command written by anamnesis,
+// by earlier versions or the Python tool ("anamnesis inject|sync|capture").
 func isOurCommand(command string) bool {
 	if !strings.Contains(command, "anamnesis") {
 		return false
@@ -183,38 +275,58 @@ func isOurCommand(command string) bool {
 	return false
 }
 
-// stripOurs removes every group holding one of our commands from one
-// event's list; other groups are kept byte for byte.
-func stripOurs(list json.RawMessage) (json.RawMessage, int, error) {
+// isOurExec recognises an exec-form entry of ours: a binary named
+// anamnesis (anamnesis.exe on Windows) run as `hook <event>`.
+func isOurExec(command string, args []string) bool {
+	// Either separator: settings.json may come from a Windows machine.
+	base := strings.ToLower(command[strings.LastIndexAny(command, `/\`)+1:])
+	if !strings.HasPrefix(base, "anamnesis") {
+		return false
+	}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "hook" && slices.Contains(Events(), args[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripOurs removes every group holding one of our commands, in either
+// form, from one event's list; other groups are kept byte for byte. at is
+// the index the first removed group had among the kept ones (-1: none),
+// so a rewrite can put the new group where the old one was.
+func stripOurs(list json.RawMessage) (kept []json.RawMessage, at int, err error) {
 	var groups []json.RawMessage
 	if err := json.Unmarshal(list, &groups); err != nil {
-		return list, 0, nil // not a list: not ours to touch
+		return nil, -1, err
 	}
-	var keep []json.RawMessage
-	removed := 0
+	at = -1
 	for _, gr := range groups {
 		var g struct {
 			Hooks []struct {
-				Command string `json:"command"`
+				Command string          `json:"command"`
+				Args    json.RawMessage `json:"args"`
 			} `json:"hooks"`
 		}
 		json.Unmarshal(gr, &g)
 		ours := false
 		for _, h := range g.Hooks {
-			if isOurCommand(h.Command) {
-				ours = true
+			var args []string
+			if h.Args != nil && json.Unmarshal(h.Args, &args) == nil {
+				ours = ours || isOurExec(h.Command, args)
+			} else {
+				ours = ours || isOurCommand(h.Command)
 			}
 		}
 		if ours {
-			removed++
+			if at < 0 {
+				at = len(kept)
+			}
 			continue
 		}
-		keep = append(keep, gr)
+		kept = append(kept, gr)
 	}
-	if len(keep) == 0 {
-		return nil, removed, nil
-	}
-	return rawJSON(keep), removed, nil
+	return kept, at, nil
 }
 
 // SettingsPlan is a computed change to settings.json.
@@ -225,11 +337,20 @@ type SettingsPlan struct {
 	Changed bool
 }
 
+// Setup is what a hook entry runs: the absolute binary, the store home,
+// and the form Claude Code is given them in.
+type Setup struct {
+	Binary, Home string
+	Form         HookForm
+}
+
 // PlanSettings computes settings.json with our hooks installed (install)
-// or removed (!install): earlier anamnesis groups, including the Python
-// tool's, are replaced; everything else is kept in order. An unparsable
-// file is an error: init refuses before touching anything.
-func PlanSettings(claudeDir, binary, storeHome string, install bool) (SettingsPlan, error) {
+// or removed (!install): earlier anamnesis groups, in either form and
+// including the Python tool's, are replaced where they stood, so an
+// upgrade keeps the user's order and never doubles a hook; everything
+// else is kept in order. An unparsable file is an error: init refuses
+// before touching anything.
+func PlanSettings(claudeDir string, s Setup, install bool) (SettingsPlan, error) {
 	p := filepath.Join(claudeDir, "settings.json")
 	plan := SettingsPlan{Path: p}
 	data, err := os.ReadFile(p)
@@ -247,25 +368,36 @@ func PlanSettings(claudeDir, binary, storeHome string, install bool) (SettingsPl
 			return plan, fmt.Errorf("%s: \"hooks\" is not a JSON object (%v); fix it and run again", p, err)
 		}
 	}
+	ours := map[string]json.RawMessage{}
+	if install {
+		for _, g := range ourGroups(s.Form, s.Binary, s.Home) {
+			ours[g.Key] = g.Val
+		}
+	}
 	var kept obj
 	for _, e := range hooksObj {
-		list, _, err := stripOurs(e.Val)
+		list, at, err := stripOurs(e.Val)
 		if err != nil {
-			return plan, err
+			kept = append(kept, e) // not a list: not ours to touch
+			continue
 		}
-		if list != nil {
-			kept = append(kept, kv{e.Key, list})
+		if g, ok := ours[e.Key]; ok {
+			var add []json.RawMessage
+			json.Unmarshal(g, &add)
+			if at < 0 {
+				at = len(list)
+			}
+			list = append(list[:at], append(add, list[at:]...)...)
+			delete(ours, e.Key)
+		}
+		if len(list) > 0 {
+			kept = append(kept, kv{e.Key, rawJSON(list)})
 		}
 	}
 	if install {
-		for _, ours := range ourGroups(binary, storeHome) {
-			if cur, ok := kept.get(ours.Key); ok {
-				var a, b []json.RawMessage
-				json.Unmarshal(cur, &a)
-				json.Unmarshal(ours.Val, &b)
-				kept.set(ours.Key, rawJSON(append(a, b...)))
-			} else {
-				kept = append(kept, ours)
+		for _, g := range ourGroups(s.Form, s.Binary, s.Home) {
+			if _, left := ours[g.Key]; left {
+				kept = append(kept, g)
 			}
 		}
 	}

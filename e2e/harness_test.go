@@ -98,7 +98,14 @@ type user struct {
 }
 
 func newUser(t *testing.T) *user {
-	home := t.TempDir()
+	return newUserAt(t, t.TempDir())
+}
+
+// newUserAt is newUser with its home directory at home (created).
+func newUserAt(t *testing.T, home string) *user {
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	u := &user{t: t, home: home, store: filepath.Join(home, ".anamnesis"), bin: anamnesisBinary(t)}
 	for _, e := range os.Environ() {
 		if strings.HasPrefix(e, "HOME=") || strings.HasPrefix(e, "CLAUDE_") || strings.HasPrefix(e, "ANAMNESIS_") || strings.HasPrefix(e, "ANTHROPIC_") {

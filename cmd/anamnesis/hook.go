@@ -20,7 +20,8 @@ func hookCommand() *cli.Command {
 		ArgsUsage: "NAME [ARGS...]",
 		Description: "Claude Code (JSON on stdin): session-start injects notes of this project,\n" +
 			"prompt adds notes matching the prompt, session-end and pre-compact capture the session\n" +
-			"as an episodic note. git: post-merge, post-checkout, post-rewrite, post-commit reconcile\n" +
+			"as an episodic note, pre-tool-use (the plugin's) allows the read-only memory tools.\n" +
+			"git: post-merge, post-checkout, post-rewrite, post-commit reconcile\n" +
 			"the index. A hook never breaks the session or the git command: problems are one line on\n" +
 			"stderr, nothing on stdout, exit 0.",
 		SkipFlagParsing: true,
@@ -69,6 +70,14 @@ func runClaudeHook(c *cli.Context, name string) {
 	in, err := claudecode.ReadInput(c.App.Reader)
 	if err != nil {
 		fail(err)
+		return
+	}
+	if name == "pre-tool-use" {
+		// Decided from the tool's name alone: no store to open, so a tool
+		// call waits only for the process start.
+		if out := claudecode.PreToolUse(in); out != "" {
+			fmt.Fprintln(c.App.Writer, out)
+		}
 		return
 	}
 	s, err := openStore(c, forHook)

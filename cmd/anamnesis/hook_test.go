@@ -209,3 +209,22 @@ func TestDoctorFixRebuildsDisagreeingPostings(t *testing.T) {
 		t.Errorf("a healthy index was rebuilt again:\n%s", r.stdout)
 	}
 }
+
+// TestPreToolUseHook: the plugin's PreToolUse hook allows the read-only
+// memory tools and is silent on any other, from the tool name alone (no
+// store needed, none created); bad input fails open like every hook.
+func TestPreToolUseHook(t *testing.T) {
+	nope := filepath.Join(t.TempDir(), "nope")
+	r := mustOK(t, anm(t, nope, `{"hook_event_name":"PreToolUse","tool_name":"mcp__plugin_anamnesis_anamnesis__memory_search","tool_input":{"query":"x"}}`, "hook", "pre-tool-use"))
+	if !strings.Contains(r.stdout, `"permissionDecision":"allow"`) || r.stderr != "" {
+		t.Errorf("read-only tool: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	r = mustOK(t, anm(t, nope, `{"hook_event_name":"PreToolUse","tool_name":"mcp__plugin_anamnesis_anamnesis__memory_write"}`, "hook", "pre-tool-use"))
+	if r.stdout != "" || r.stderr != "" {
+		t.Errorf("memory_write: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	assertFailOpen(t, "pre-tool-use bad json", anm(t, nope, `{"tool_name": `, "hook", "pre-tool-use"))
+	if _, err := os.Stat(nope); err == nil {
+		t.Error("pre-tool-use created a store")
+	}
+}

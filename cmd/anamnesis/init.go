@@ -29,8 +29,12 @@ func initCommand() *cli.Command {
 			"settings.json ($CLAUDE_CONFIG_DIR or ~/.claude; a backup is kept as settings.json.bak;\n" +
 			"unrelated hooks are kept, earlier anamnesis entries replaced), registers the MCP server at\n" +
 			"user scope (with `claude mcp add`, or in ~/.claude.json when claude is not on PATH) and\n" +
-			"runs a first sync. Running it again changes nothing. --print shows the plan and writes\n" +
-			"nothing. `anamnesis uninstall` removes exactly what init added (notes are kept).",
+			"runs a first sync. When Claude Code has the anamnesis plugin installed and enabled, the\n" +
+			"plugin runs the hooks and the MCP server: init then adds neither, and removes what it\n" +
+			"added before. Hooks are written in exec form (no shell) unless `claude --version` is\n" +
+			"older than 2.1.139. Running it again changes nothing. --print shows the plan and writes\n" +
+			"nothing. `anamnesis uninstall` removes exactly what init added (notes are kept), and the\n" +
+			"plugin with `claude plugin uninstall`.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "remote", Usage: "sync remote: a bare repo path, file://, ssh://, user@host:path or http(s)://"},
 			&cli.BoolFlag{Name: "local-only", Usage: "no remote (and forget one configured before)"},
@@ -55,7 +59,7 @@ func initCommand() *cli.Command {
 func uninstallCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "uninstall",
-		Usage: "remove the Claude Code hooks, MCP registration and git hooks init added (notes are kept)",
+		Usage: "remove the Claude Code hooks, MCP registration and git hooks init added, and the plugin (notes are kept)",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "print", Usage: "show what would be removed"}},
 		Action: func(c *cli.Context) error {
 			return runUninstall(c)
@@ -140,14 +144,24 @@ func runInit(c *cli.Context) error {
 		}
 	}
 	w := c.App.Writer
+	claudeBin, _ := exec.LookPath("claude")
 	// Pre-flight: a settings.json we cannot parse stops init before any change.
 	var plan claudecode.SettingsPlan
-	if !c.Bool("no-claude") {
-		if plan, err = claudecode.PlanSettings(st.claudeDir, st.binary, st.home, true); err != nil {
+	var form hookForm
+	var plugin string // the anamnesis plugin, when Claude Code has it installed and enabled
+	if !c.Bool("no-claude") || !c.Bool("no-mcp") {
+		if plugin, err = claudecode.FindPlugin(st.claudeDir); err != nil {
 			return fmt.Errorf("refusing to run: %w", err)
 		}
 	}
-	claudeBin, _ := exec.LookPath("claude")
+	if !c.Bool("no-claude") {
+		form = claudeHookForm(c.Context, claudeBin)
+		// With the plugin, init's own hooks would run beside the plugin's:
+		// every note injected twice, every session captured twice.
+		if plan, err = claudecode.PlanSettings(st.claudeDir, claudecode.Setup{Binary: st.binary, Home: st.home, Form: form.form}, plugin == ""); err != nil {
+			return fmt.Errorf("refusing to run: %w", err)
+		}
+	}
 	remote := gitsync.Redact(st.remote)
 	if remote == "" {
 		remote = "(none: local only)"
@@ -169,7 +183,17 @@ func runInit(c *cli.Context) error {
 	if !c.Bool("no-git-hooks") {
 		fmt.Fprintf(w, "  git hooks  : %s in %s\n", strings.Join(githooks.Names(), ", "), filepath.Join(st.home, note.PortableDir))
 	}
-	if !c.Bool("no-claude") {
+	switch {
+	case plugin != "" && (!c.Bool("no-claude") || !c.Bool("no-mcp")):
+		what := "its earlier entries are already gone"
+		if plan.Changed {
+			what = "its earlier hooks and permission rules come out of " + plan.Path
+		}
+		fmt.Fprintf(w, "  claude     : the Claude Code plugin %s runs the hooks and the MCP server, so init adds neither; %s\n", plugin, what)
+		for _, warn := range pluginWarnings(st) {
+			fmt.Fprintf(w, "  warning    : %s\n", warn)
+		}
+	case !c.Bool("no-claude"):
 		state := "already up to date"
 		switch {
 		case plan.Changed && plan.Old == nil:
@@ -177,9 +201,9 @@ func runInit(c *cli.Context) error {
 		case plan.Changed:
 			state = "will be updated (backup: settings.json.bak)"
 		}
-		fmt.Fprintf(w, "  claude     : SessionStart, UserPromptSubmit, PreCompact, SessionEnd hooks in %s, %s\n", plan.Path, state)
+		fmt.Fprintf(w, "  claude     : SessionStart, UserPromptSubmit, PreCompact, SessionEnd hooks (%s) in %s, %s\n", form.why, plan.Path, state)
 	}
-	if !c.Bool("no-mcp") {
+	if !c.Bool("no-mcp") && plugin == "" {
 		if claudeBin != "" {
 			fmt.Fprintf(w, "  mcp        : claude %s\n", strings.Join(claudecode.MCPAddArgs(st.binary, st.home), " "))
 		} else {
@@ -249,17 +273,23 @@ func runInit(c *cli.Context) error {
 		if err := plan.Apply(); err != nil {
 			return err
 		}
-		if plan.Changed {
+		switch {
+		case plugin != "" && plan.Changed:
+			fmt.Fprintf(w, "claude: removed init's hooks from %s (the plugin %s runs them)\n", plan.Path, plugin)
+		case plugin != "":
+		case plan.Changed:
 			fmt.Fprintf(w, "claude: hooks installed in %s\n", plan.Path)
 			activate = append(activate, "the hooks")
-		} else {
+		default:
 			fmt.Fprintf(w, "claude: hooks already installed in %s\n", plan.Path)
 		}
 	}
 	if !c.Bool("no-mcp") {
-		if changed, err := registerMCP(c.Context, w, st, claudeBin, true); err != nil {
+		// The plugin registers the server itself; a user-scope one beside
+		// it would give Claude every memory tool twice.
+		if changed, err := registerMCP(c.Context, w, st, claudeBin, plugin == ""); err != nil {
 			fmt.Fprintf(w, "mcp: not registered: %v (not fatal; run `anamnesis init` again later)\n", err)
-		} else if changed {
+		} else if changed && plugin == "" {
 			activate = append(activate, "the MCP server")
 		}
 	}
@@ -281,6 +311,79 @@ func runInit(c *cli.Context) error {
 		fmt.Fprintln(w, "init: done.")
 	}
 	return nil
+}
+
+// pluginWarnings says what would keep the plugin's hooks and server
+// from reaching this binary and home: they run `anamnesis` from PATH,
+// with no --home.
+func pluginWarnings(st setup) []string {
+	var out []string
+	onPath, err := exec.LookPath("anamnesis")
+	if p, e := filepath.EvalSymlinks(onPath); e == nil {
+		onPath = p
+	}
+	switch {
+	case err != nil:
+		out = append(out, "the plugin runs `anamnesis` from PATH, and PATH has none: put "+st.binary+" on PATH (`make install` puts it in $(go env GOPATH)/bin)")
+	case onPath != st.binary:
+		out = append(out, fmt.Sprintf("the plugin runs `anamnesis` from PATH, which is %s, not %s", onPath, st.binary))
+	}
+	if h, err := anamnesis.ResolveHome(os.Getenv("ANAMNESIS_HOME")); err == nil && h != st.home {
+		out = append(out, fmt.Sprintf("the plugin's hooks use %s ($ANAMNESIS_HOME, else ~/.anamnesis), not %s: set ANAMNESIS_HOME=%s in the \"env\" of Claude Code's settings.json", h, st.home, st.home))
+	}
+	return out
+}
+
+func pluginUninstallArgs(plugin string) []string {
+	return []string{"plugin", "uninstall", "--scope", "user", plugin}
+}
+
+// uninstallPlugin removes the plugin with Claude Code's own command (it
+// owns the plugin's files and records); without claude on PATH it says
+// how. The marketplace stays: the user added it, and may keep others'
+// plugins from it.
+func uninstallPlugin(ctx context.Context, w io.Writer, claudeBin, plugin string) {
+	args := pluginUninstallArgs(plugin)
+	if claudeBin == "" {
+		fmt.Fprintf(w, "plugin: %s is still installed; remove it with `claude %s` (or /plugin in Claude Code)\n", plugin, strings.Join(args, " "))
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, claudeBin, args...).CombinedOutput(); err != nil {
+		fmt.Fprintf(w, "plugin: `claude %s` failed: %v: %s\n", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return
+	}
+	_, market, _ := strings.Cut(plugin, "@")
+	fmt.Fprintf(w, "plugin: uninstalled %s (the marketplace stays: `claude plugin marketplace remove %s` removes it)\n", plugin, market)
+}
+
+// hookForm is the form init writes hooks in, and why.
+type hookForm struct {
+	form claudecode.HookForm
+	why  string
+}
+
+// claudeHookForm asks the installed Claude Code for its version: exec form
+// (no shell between Claude Code and a path with spaces or quotes) unless
+// it is older than the first version that reads "args".
+func claudeHookForm(ctx context.Context, claudeBin string) hookForm {
+	execForm := hookForm{claudecode.ExecForm, "exec form: binary and arguments, no shell"}
+	if claudeBin == "" {
+		return execForm
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, claudeBin, "--version").Output()
+	if err != nil {
+		return execForm
+	}
+	v := strings.TrimSpace(string(out))
+	if claudecode.HookFormFor(v) == claudecode.ShellForm {
+		s := claudecode.ExecFormSince()
+		return hookForm{claudecode.ShellForm, fmt.Sprintf("shell form: Claude Code %s is older than %d.%d.%d, which runs hooks without a shell; run init again after upgrading it", v, s[0], s[1], s[2])}
+	}
+	return execForm
 }
 
 // registerMCP adds (install) or removes the MCP server; changed reports
@@ -330,13 +433,21 @@ func runUninstall(c *cli.Context) error {
 		return err
 	}
 	w := c.App.Writer
-	plan, err := claudecode.PlanSettings(st.claudeDir, st.binary, st.home, false)
+	plan, err := claudecode.PlanSettings(st.claudeDir, claudecode.Setup{Binary: st.binary, Home: st.home}, false)
 	if err != nil {
 		return fmt.Errorf("refusing to run: %w", err)
 	}
+	plugin, err := claudecode.FindPlugin(st.claudeDir)
+	if err != nil {
+		return fmt.Errorf("refusing to run: %w", err)
+	}
+	claudeBin, _ := exec.LookPath("claude")
 	if c.Bool("print") {
 		fmt.Fprintf(w, "would remove anamnesis hooks from %s (changes: %v), the MCP registration, and the git hooks in %s; notes stay in %s\n",
 			plan.Path, plan.Changed, filepath.Join(st.home, note.PortableDir), st.home)
+		if plugin != "" {
+			fmt.Fprintf(w, "would uninstall the Claude Code plugin %s (claude %s)\n", plugin, strings.Join(pluginUninstallArgs(plugin), " "))
+		}
 		return nil
 	}
 	if err := plan.Apply(); err != nil {
@@ -347,9 +458,11 @@ func runUninstall(c *cli.Context) error {
 	} else {
 		fmt.Fprintf(w, "claude: no anamnesis hooks in %s\n", plan.Path)
 	}
-	claudeBin, _ := exec.LookPath("claude")
 	if _, err := registerMCP(c.Context, w, st, claudeBin, false); err != nil {
 		fmt.Fprintf(w, "mcp: %v\n", err)
+	}
+	if plugin != "" {
+		uninstallPlugin(c.Context, w, claudeBin, plugin)
 	}
 	repo := filepath.Join(st.home, note.PortableDir)
 	if _, err := os.Stat(filepath.Join(repo, ".git")); err == nil {

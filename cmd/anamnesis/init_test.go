@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only"))
 	first, _ := os.ReadFile(settings)
 	s := string(first)
-	for _, want := range []string{"echo check", "echo mine", "echo <status>", `"model": "opus"`, "hook session-start", "hook prompt", "hook session-end", "hook pre-compact"} {
+	for _, want := range []string{"echo check", "echo mine", "echo <status>", `"model": "opus"`, `"session-start"`, `"prompt"`, `"session-end"`, `"pre-compact"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("settings.json lacks %q", want)
 		}
@@ -102,7 +103,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	if string(second) != string(first) {
 		t.Error("a second init changed settings.json")
 	}
-	if strings.Count(string(second), "hook session-start") != 1 {
+	if strings.Count(string(second), `"session-start"`) != 1 {
 		t.Error("hooks duplicated")
 	}
 
@@ -119,7 +120,7 @@ func TestInitIsIdempotentAndUninstallRestores(t *testing.T) {
 	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "claude code hooks: not installed") {
 		t.Errorf("doctor after uninstall still sees Claude Code hooks:\n%s", d.stdout)
 	}
-	os.WriteFile(settings, []byte(strings.Replace(string(second), "hook session-start", "hook session-start --old", 1)), 0o600)
+	os.WriteFile(settings, []byte(strings.Replace(string(second), `"session-start"`, `"session-start", "--old"`, 1)), 0o600)
 	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "claude code hooks: out of date") {
 		t.Errorf("doctor does not notice hand-edited hooks:\n%s", d.stdout)
 	}
@@ -158,7 +159,7 @@ func TestInitRespectsClaudeConfigDirAndRemote(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if data, err := os.ReadFile(filepath.Join(cdir, "settings.json")); err != nil || !strings.Contains(string(data), "hook session-start") {
+	if data, err := os.ReadFile(filepath.Join(cdir, "settings.json")); err != nil || !strings.Contains(string(data), `"session-start"`) {
 		t.Errorf("CLAUDE_CONFIG_DIR not used: %v %s", err, data)
 	}
 	if _, err := os.Stat(filepath.Join(cdir, ".claude.json")); err != nil {
@@ -272,5 +273,131 @@ func TestInitEmbedder(t *testing.T) {
 	mustOK(t, anmUser(t, uh, append(base, "--embedder", "off")...))
 	if data, _ := os.ReadFile(cfgPath); strings.Contains(string(data), `"embedder"`) {
 		t.Errorf("--embedder off kept it: %s", data)
+	}
+}
+
+// TestInitHookFormFollowsClaudeVersion: with a Claude Code older than
+// 2.1.139 on PATH init writes shell-form hooks (an older version ignores
+// "args"); after an upgrade of Claude Code, init rewrites them in exec
+// form in place, once each.
+func TestInitHookFormFollowsClaudeVersion(t *testing.T) {
+	uh := t.TempDir()
+	bin := t.TempDir()
+	fake := "#!/bin/sh\ncase \"$1\" in --version) echo \"$FAKE_CLAUDE_VERSION (Claude Code)\";; esac\nexit 0\n"
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(version string) (plan, settings string) {
+		t.Helper()
+		var env []string
+		for _, e := range os.Environ() {
+			if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CLAUDE_CONFIG_DIR=") && !strings.HasPrefix(e, "ANAMNESIS_") && !strings.HasPrefix(e, "PATH=") {
+				env = append(env, e)
+			}
+		}
+		env = append(env, "HOME="+uh, "PATH="+bin+":/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box", "FAKE_CLAUDE_VERSION="+version)
+		r := mustOK(t, runCmd(t, env, "", "init", "--yes", "--local-only", "--no-sync"))
+		data, err := os.ReadFile(filepath.Join(uh, ".claude", "settings.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.stdout, string(data)
+	}
+	out, old := run("2.1.100")
+	if !strings.Contains(out, "shell form: Claude Code 2.1.100 (Claude Code) is older than 2.1.139") {
+		t.Errorf("the plan does not say why it writes shell form:\n%s", out)
+	}
+	if !strings.Contains(old, `--home '`+filepath.Join(uh, ".anamnesis")+`' hook session-start"`) || strings.Contains(old, `"args"`) {
+		t.Errorf("not shell form for Claude Code 2.1.100:\n%s", old)
+	}
+	// doctor counts shell-form hooks as installed (init chose them).
+	doc := anmUser(t, uh, "doctor")
+	if !strings.Contains(doc.stdout, "ok:     claude code hooks: installed") || !strings.Contains(doc.stdout, "shell form") {
+		t.Errorf("doctor after a shell-form init:\n%s", doc.stdout)
+	}
+	_, upgraded := run("2.1.330")
+	if strings.Contains(upgraded, "hook session-start") || strings.Count(upgraded, `"session-start"`) != 1 || !strings.Contains(upgraded, `"args"`) {
+		t.Errorf("init after upgrading Claude Code did not rewrite the hooks once in exec form:\n%s", upgraded)
+	}
+}
+
+// enablePlugin records the anamnesis plugin as installed and enabled for
+// the user, as `claude plugin install anamnesis@anamnesis` does.
+func enablePlugin(t *testing.T, claudeDir string) {
+	t.Helper()
+	p := filepath.Join(claudeDir, "settings.json")
+	settings := map[string]any{}
+	if data, err := os.ReadFile(p); err == nil {
+		if err := json.Unmarshal(data, &settings); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settings["enabledPlugins"] = map[string]bool{"anamnesis@anamnesis": true}
+	data, _ := json.Marshal(settings)
+	os.MkdirAll(filepath.Join(claudeDir, "plugins"), 0o755)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	installed := `{"version": 2, "plugins": {"anamnesis@anamnesis": [{"scope": "user", "installPath": "/x", "version": "1"}]}}`
+	if err := os.WriteFile(filepath.Join(claudeDir, "plugins", "installed_plugins.json"), []byte(installed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInitLeavesHooksToThePlugin: with the plugin installed and enabled,
+// init takes out the hooks, permission rules and MCP server it added
+// before (the plugin's would run beside them) and adds none; doctor says
+// the plugin runs the hooks; uninstall says how to remove the plugin, or
+// removes it with claude when claude is on PATH.
+func TestInitLeavesHooksToThePlugin(t *testing.T) {
+	uh := t.TempDir()
+	claudeDir := filepath.Join(uh, ".claude")
+	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	enablePlugin(t, claudeDir)
+
+	r := mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	if !strings.Contains(r.stdout, "the Claude Code plugin anamnesis@anamnesis runs the hooks and the MCP server") {
+		t.Errorf("the plan does not name the plugin:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "warning    : the plugin runs `anamnesis` from PATH, and PATH has none") {
+		t.Errorf("no warning that the plugin cannot find the binary:\n%s", r.stdout)
+	}
+	settings, _ := os.ReadFile(filepath.Join(claudeDir, "settings.json"))
+	if strings.Contains(string(settings), "session-start") || strings.Contains(string(settings), "mcp__anamnesis__") {
+		t.Errorf("init's hooks or rules stayed beside the plugin's:\n%s", settings)
+	}
+	if !strings.Contains(string(settings), `"anamnesis@anamnesis": true`) {
+		t.Errorf("init changed the plugin's enabling:\n%s", settings)
+	}
+	if mcp, _ := os.ReadFile(filepath.Join(uh, ".claude.json")); strings.Contains(string(mcp), `"anamnesis"`) {
+		t.Errorf("the user-scope MCP server stayed beside the plugin's:\n%s", mcp)
+	}
+	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "ok:     claude code hooks: run by the Claude Code plugin anamnesis@anamnesis") {
+		t.Errorf("doctor:\n%s", d.stdout)
+	}
+	again := mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	if after, _ := os.ReadFile(filepath.Join(claudeDir, "settings.json")); string(after) != string(settings) || strings.Contains(again.stdout, "Start a new Claude Code session") {
+		t.Errorf("a second init with the plugin changed something:\n%s", again.stdout)
+	}
+
+	// Without claude on PATH, uninstall says how to remove the plugin.
+	r = mustOK(t, anmUser(t, uh, "uninstall"))
+	if !strings.Contains(r.stdout, "remove it with `claude plugin uninstall --scope user anamnesis@anamnesis`") {
+		t.Errorf("uninstall does not say how to remove the plugin:\n%s", r.stdout)
+	}
+	// With claude on PATH, it runs Claude Code's own uninstall.
+	bin := t.TempDir()
+	log := filepath.Join(bin, "args")
+	fake := "#!/bin/sh\necho \"$@\" >> '" + log + "'\nexit 0\n"
+	os.WriteFile(filepath.Join(bin, "claude"), []byte(fake), 0o755)
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HOME=") && !strings.HasPrefix(e, "CLAUDE_CONFIG_DIR=") && !strings.HasPrefix(e, "ANAMNESIS_") && !strings.HasPrefix(e, "PATH=") {
+			env = append(env, e)
+		}
+	}
+	r = mustOK(t, runCmd(t, append(env, "HOME="+uh, "PATH="+bin+":/usr/bin:/bin", "ANAMNESIS_MACHINE_ID=box"), "", "uninstall"))
+	if calls, _ := os.ReadFile(log); !strings.Contains(string(calls), "plugin uninstall --scope user anamnesis@anamnesis") || !strings.Contains(r.stdout, "plugin: uninstalled anamnesis@anamnesis") {
+		t.Errorf("uninstall did not remove the plugin with claude: calls %q\n%s", calls, r.stdout)
 	}
 }

@@ -1,0 +1,126 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pluginTool is what Claude Code calls a tool of the plugin's MCP server:
+// mcp__plugin_<plugin>_<server>__<tool>.
+func pluginTool(name string) string { return "mcp__plugin_anamnesis_anamnesis__" + name }
+
+// TestClaudeCodePlugin installs the repository's plugin with the real
+// Claude Code CLI from the local checkout (`plugin marketplace add`,
+// `plugin install`), with anamnesis and claude on PATH. init then leaves
+// the hooks and the MCP server to the plugin. A session against the fake
+// API gets the project's note once and the prompt's note, calls the
+// plugin's memory_search without any permission rule or --allowedTools
+// (the plugin's PreToolUse hook allows it), and is captured. uninstall
+// removes the plugin through claude.
+func TestClaudeCodePlugin(t *testing.T) {
+	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
+	u := newUser(t)
+	path := filepath.Join(u.home, "bin")
+	os.MkdirAll(path, 0o755)
+	for name, target := range map[string]string{"anamnesis": u.bin, "claude": claude} {
+		if err := os.Symlink(target, filepath.Join(path, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, e := range u.env {
+		if strings.HasPrefix(e, "PATH=") {
+			u.env[i] = "PATH=" + path + ":" + strings.TrimPrefix(e, "PATH=")
+		}
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, errs, err := u.run(u.home, "", claude, args...)
+		if err != nil {
+			t.Fatalf("claude %v: %v\n%s%s", args, err, out, errs)
+		}
+		return out
+	}
+	run("plugin", "marketplace", "add", repoRoot())
+	run("plugin", "install", "anamnesis@anamnesis")
+	var plugins []struct {
+		ID      string `json:"id"`
+		Enabled bool   `json:"enabled"`
+	}
+	if err := json.Unmarshal([]byte(run("plugin", "list", "--json")), &plugins); err != nil || len(plugins) != 1 || plugins[0].ID != "anamnesis@anamnesis" || !plugins[0].Enabled {
+		t.Fatalf("plugin list: %+v %v", plugins, err)
+	}
+
+	out := u.anamnesis("init", "--yes", "--local-only")
+	if !strings.Contains(out, "the Claude Code plugin anamnesis@anamnesis runs the hooks and the MCP server") || strings.Contains(out, "warning") {
+		t.Errorf("init did not leave the hooks to the plugin, or warned:\n%s", out)
+	}
+	settings, _ := os.ReadFile(filepath.Join(u.home, ".claude", "settings.json"))
+	if strings.Contains(string(settings), "session-start") {
+		t.Errorf("init wrote hooks beside the plugin's:\n%s", settings)
+	}
+	if mcp := run("mcp", "list"); strings.Contains(mcp, "anamnesis: ") && !strings.Contains(mcp, "plugin:anamnesis:anamnesis") {
+		t.Errorf("a user-scope server beside the plugin's:\n%s", mcp)
+	}
+
+	u.anamnesis("write", "--type", "procedural", "--project", "demo", "--title", "Deploys go through the blue-green switch",
+		"--body", "The zanzibar flag flips traffic between blue and green.")
+	u.anamnesis("write", "--type", "semantic", "--project", "other", "--title", "Narwhal queue limits",
+		"--body", "The narwhal queue drops messages above 64 KiB.")
+	dir := u.project("demo")
+	api := startFakeAPI(t,
+		Reply{Tool: pluginTool("memory_search"), ToolArg: map[string]any{"query": "zanzibar flag"}},
+		Reply{Text: "Use the zanzibar flag. Going forward we will keep narwhal messages under 64 KiB."},
+	)
+	prompt := "what limits does the narwhal queue have?"
+	cout, errs, err := u.claude(claude, dir, api.URL, prompt)
+	if err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, cout, errs)
+	}
+	first := firstRequestWith(t, api, prompt)
+	if n := strings.Count(first, "zanzibar flag flips traffic"); n != 1 {
+		t.Errorf("the SessionStart note reached the model %d times, want once\nstderr: %s", n, errs)
+	}
+	if !strings.Contains(first, "narwhal queue drops messages above 64 KiB") {
+		t.Errorf("the prompt-relevant note did not reach the model\nstderr: %s", errs)
+	}
+	if !strings.Contains(first, `"name":"`+pluginTool("memory_search")+`"`) {
+		t.Error("the plugin's memory_search is not among the request's tools (alwaysLoad)")
+	}
+	if strings.Contains(first, `"name":"mcp__anamnesis__memory_search"`) {
+		t.Error("a second, user-scope memory_search is offered beside the plugin's")
+	}
+	var result string
+	for _, r := range api.Requests() {
+		if i := strings.Index(r, `"tool_result"`); i >= 0 {
+			result = r[i:min(len(r), i+600)]
+			break
+		}
+	}
+	if !strings.Contains(result, "Deploys go through the blue-green switch") || strings.Contains(result, "permission") {
+		t.Errorf("memory_search through the plugin did not run without asking: %s", result)
+	}
+	// SessionEnd captures the session once (twice would mean two hooks).
+	var list string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if list = u.anamnesis("list", "--type", "episodic", "--json"); strings.Contains(list, prompt) {
+			break
+		}
+	}
+	if !strings.Contains(list, prompt) || strings.Count(list, `"id": `) != 1 {
+		t.Errorf("the session was not captured once:\n%s", list)
+	}
+
+	out = u.anamnesis("uninstall")
+	if !strings.Contains(out, "plugin: uninstalled anamnesis@anamnesis") {
+		t.Errorf("uninstall did not remove the plugin:\n%s", out)
+	}
+	if l := run("plugin", "list", "--json"); strings.Contains(l, "anamnesis@anamnesis") {
+		t.Errorf("the plugin is still installed: %s", l)
+	}
+}
