@@ -109,28 +109,40 @@ func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.H
 		return nil, nil
 	}
 	var semantic chan []index.Hit
+	var budget <-chan struct{}
 	if s.embedder != nil {
+		// The whole leg (the embedding, reading the vectors, the scan) has
+		// the budget: the first search of a process reads every vector,
+		// which at 100,000 notes takes longer than a prompt may wait.
+		vctx, cancel := context.WithTimeout(ctx, s.recallTimeout)
+		defer cancel()
+		budget = vctx.Done()
 		semantic = make(chan []index.Hit, 1)
 		ix := s.ix // read here: a repair of a damaged index may replace it meanwhile
-		go func() { semantic <- s.recallByVector(ctx, ix, prompt, limit) }()
+		go func() { semantic <- s.recallByVector(vctx, ix, prompt, limit) }()
 	}
 	hits, err := s.recallByWords(ctx, prompt, limit)
 	if err != nil {
 		return nil, err
 	}
+	var vec []index.Hit
 	if semantic != nil {
-		if vec := <-semantic; len(vec) > 0 {
-			cos := make([]float64, len(vec))
-			for i, h := range vec {
-				cos[i] = h.Cosine
-			}
-			hits = fuse(hits, vec, cos, 1, 1)
-			if len(hits) > limit {
-				hits = hits[:limit]
-			}
-			if hits, err = s.pairConflicts(ctx, hits); err != nil {
-				return nil, err
-			}
+		select {
+		case vec = <-semantic:
+		case <-budget: // a read that does not stop at once when cancelled is not waited for
+		}
+	}
+	if len(vec) > 0 {
+		cos := make([]float64, len(vec))
+		for i, h := range vec {
+			cos[i] = h.Cosine
+		}
+		hits = fuse(hits, vec, cos, 1, 1)
+		if len(hits) > limit {
+			hits = hits[:limit]
+		}
+		if hits, err = s.pairConflicts(ctx, hits); err != nil {
+			return nil, err
 		}
 	}
 	// What a prompt recalls is read as a whole: durable notes first, then
@@ -154,8 +166,7 @@ func (s *Store) recallByWords(ctx context.Context, prompt string, limit int) ([]
 
 // recallByVector is prompt recall's semantic leg: the notes at least
 // recallCosine close to the prompt, best first, each with its cosine;
-// nothing when the embedding does not come back within recallTimeout or
-// anything fails. The model's vectors are read from the index while the
+// nothing when ctx (the recall budget) ends first or anything fails. The model's vectors are read from the index while the
 // embedder works, so a hook pays the longer of the two, not their sum.
 // It runs beside the BM25 leg, so it leaves damage to that leg's guard
 // (which may repair the index) and only reads ix.
@@ -166,7 +177,7 @@ func (s *Store) recallByVector(ctx context.Context, ix *index.Index, prompt stri
 		defer close(warm)
 		_ = ix.WarmVectors(ctx, model) // an error shows again below
 	}()
-	q, err := s.embedQuery(ctx, prompt, s.recallTimeout)
+	q, err := s.embedQuery(ctx, prompt, 0)
 	<-warm
 	if err != nil {
 		return nil

@@ -250,7 +250,7 @@ func runInit(c *cli.Context) error {
 	progress := newProgressLine(c.App.ErrWriter) // the first sync can take a while
 	s, err := anamnesis.Open(c.Context, st.home, anamnesis.Options{Tailnet: tailscaled{}, MachineID: st.machine, Remote: st.remote, Create: true,
 		NewEmbedder: newEmbedder,
-		Progress: progress.update,
+		Progress:    progress.update,
 		Notice: func(m string) {
 			progress.clear()
 			fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", m)
