@@ -7,6 +7,8 @@
 # make bench     speed figures on synthetic stores (SIZES=10000,100000; LOCOMO=dir adds recall)
 # make bench-recall LOCOMO=dir   LoCoMo recall@k / MRR vs the grep baseline
 # make bench-loop  what reaches the model across two machines (hit rate, precision, echoes)
+# make cross     build and go vet for every release platform (CGO_ENABLED=0; .ci/run runs it)
+# make release   stripped binaries for every platform, SHA256SUMS and install.sh in dist/
 
 GO      ?= go
 BIN     ?= bin/anamnesis
@@ -15,7 +17,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test e2e fuzz stress vet lint fmt-check bench bench-recall bench-loop clean
+.PHONY: all build install test e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop cross release clean
 
 all: build
 
@@ -101,5 +103,19 @@ bench-recall:
 bench-loop: build
 	$(GO) run ./cmd/anamnesis-bench -loop -bin $(BIN) -dir $(BENCHDIR)
 
+# The platforms a release ships for; Claude Code runs on all of them.
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+
+# Cross-compile the CLI and vet every package (tests included) for each
+# platform, so code behind build tags is type-checked where it cannot
+# run. CGO_ENABLED=0 as in a release: the SQLite driver is pure Go.
+cross:
+	@for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; start=$$(date +%s); \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/anamnesis || exit 1; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || exit 1; \
+		echo "cross $$p: build and vet took $$(( $$(date +%s) - start )) s"; \
+	done
+
 clean:
-	rm -rf bin $(BENCHDIR)
+	rm -rf bin dist $(BENCHDIR)
