@@ -5,6 +5,7 @@
 # make fuzz      a short run of every fuzz target (.ci/run runs it too)
 # make stress    long fault and load runs (killed syncs, 8 concurrent processes, fuzzing)
 # make bench     speed figures on synthetic stores (SIZES=10000,100000; LOCOMO=dir adds recall)
+# make bench-startup  process start-up: nothing, --version, the hooks at 10,000 notes
 # make bench-recall LOCOMO=dir   LoCoMo recall@k / MRR vs the grep baseline
 # make bench-loop  what reaches the model across two machines (hit rate, precision, echoes)
 # make cross     build and go vet for every release platform (CGO_ENABLED=0; .ci/run runs it)
@@ -22,12 +23,18 @@ LOCOMO  ?=
 all: build
 
 # -buildvcs=true records the git commit for --version even where GOFLAGS
-# turns it off.
+# turns it off. Every hook is a new process, so the binary is built for
+# start-up: CGO_ENABLED=0 (static: no dynamic loader, no cgo runtime; the
+# SQLite driver is pure Go) and urfave/cli without its man-page and
+# markdown generators (their markdown parser's package initialisers ran in
+# every process). Measured with make bench-startup.
+BUILDTAGS ?= urfave_cli_no_docs
+build install: export CGO_ENABLED = 0
 build:
-	$(GO) build -buildvcs=true -o $(BIN) ./cmd/anamnesis
+	$(GO) build -buildvcs=true -tags $(BUILDTAGS) -o $(BIN) ./cmd/anamnesis
 
 install:
-	$(GO) install -buildvcs=true ./cmd/anamnesis
+	$(GO) install -buildvcs=true -tags $(BUILDTAGS) ./cmd/anamnesis
 	@echo "installed $$($(GO) env GOPATH)/bin/anamnesis"
 
 fmt-check:
@@ -88,6 +95,14 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 20x .
 	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
 
+# Start-up figures only (about a minute; the 10k store is reused): a Go
+# process that does nothing, --version, and the session-start and prompt
+# hooks at 10,000 notes, p50 of 41 processes each. BENCH_BINS=a,b compares
+# binaries with their runs interleaved.
+BENCH_BINS ?= $(BIN)
+bench-startup: build
+	$(GO) run ./cmd/anamnesis-bench -startup -bin $(BENCH_BINS) -dir $(BENCHDIR)
+
 # Recall on LoCoMo only: make bench-recall LOCOMO=../shared/data/locomo
 # With a semantic leg: EMBEDDER=ollama,http://127.0.0.1:11434,nomic-embed-text
 # (MODE=hybrid by default then, or vec; an API key comes from
@@ -113,7 +128,7 @@ PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 cross:
 	@for p in $(PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; start=$$(date +%s); \
-		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -o /dev/null ./cmd/anamnesis || exit 1; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -tags $(BUILDTAGS) -o /dev/null ./cmd/anamnesis || exit 1; \
 		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || exit 1; \
 		echo "cross $$p: build and vet took $$(( $$(date +%s) - start )) s"; \
 	done
@@ -128,7 +143,7 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 BUILT   ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 DIST    ?= dist
 release:
-	VERSION=$(VERSION) COMMIT=$(COMMIT) BUILT=$(BUILT) DIST=$(DIST) PLATFORMS="$(PLATFORMS)" GO=$(GO) sh scripts/release.sh
+	VERSION=$(VERSION) COMMIT=$(COMMIT) BUILT=$(BUILT) DIST=$(DIST) PLATFORMS="$(PLATFORMS)" TAGS=$(BUILDTAGS) GO=$(GO) sh scripts/release.sh
 	@ls -l $(DIST)
 
 clean:

@@ -5,6 +5,7 @@
 #
 # Environment: VERSION (required), COMMIT, BUILT (stamped into --version),
 # DIST (default dist), PLATFORMS (default: the five Claude Code runs on),
+# TAGS (build tags, default urfave_cli_no_docs: see the Makefile's build),
 # GO (default go).
 set -eu
 
@@ -14,6 +15,7 @@ GO=${GO:-go}
 PLATFORMS=${PLATFORMS:-"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64"}
 COMMIT=${COMMIT:-}
 BUILT=${BUILT:-}
+TAGS=${TAGS-urfave_cli_no_docs}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 mkdir -p "$DIST"
@@ -33,7 +35,7 @@ for p in $PLATFORMS; do
 	# -trimpath: no build machine paths in the binary; CGO_ENABLED=0: a
 	# static binary (the SQLite driver is pure Go), so one file runs on
 	# any libc.
-	(cd "$root" && GOOS=$os GOARCH=$arch CGO_ENABLED=0 "$GO" build -trimpath -ldflags "$ldflags" -o "$DIST/$name" ./cmd/anamnesis)
+	(cd "$root" && GOOS=$os GOARCH=$arch CGO_ENABLED=0 "$GO" build -trimpath -tags "$TAGS" -ldflags "$ldflags" -o "$DIST/$name" ./cmd/anamnesis)
 	echo "built $DIST/$name"
 done
 
