@@ -5,8 +5,11 @@
 # make fuzz      a short run of every fuzz target (.ci/run runs it too)
 # make stress    long fault and load runs (killed syncs, 8 concurrent processes, fuzzing)
 # make bench     speed figures on synthetic stores (SIZES=10000,100000; LOCOMO=dir adds recall)
+# make bench-startup  process start-up: nothing, --version, the hooks at 10,000 notes
 # make bench-recall LOCOMO=dir   LoCoMo recall@k / MRR vs the grep baseline
 # make bench-loop  what reaches the model across two machines (hit rate, precision, echoes)
+# make cross     build and go vet for every release platform (CGO_ENABLED=0; .ci/run runs it)
+# make release   stripped binaries for every platform, SHA256SUMS and install.sh in dist/
 
 GO      ?= go
 BIN     ?= bin/anamnesis
@@ -15,17 +18,23 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test e2e fuzz stress vet lint fmt-check bench bench-recall bench-loop clean
+.PHONY: all build install test e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop cross release clean
 
 all: build
 
 # -buildvcs=true records the git commit for --version even where GOFLAGS
-# turns it off.
+# turns it off. Every hook is a new process, so the binary is built for
+# start-up: CGO_ENABLED=0 (static: no dynamic loader, no cgo runtime; the
+# SQLite driver is pure Go) and urfave/cli without its man-page and
+# markdown generators (their markdown parser's package initialisers ran in
+# every process). Measured with make bench-startup.
+BUILDTAGS ?= urfave_cli_no_docs
+build install: export CGO_ENABLED = 0
 build:
-	$(GO) build -buildvcs=true -o $(BIN) ./cmd/anamnesis
+	$(GO) build -buildvcs=true -tags $(BUILDTAGS) -o $(BIN) ./cmd/anamnesis
 
 install:
-	$(GO) install -buildvcs=true ./cmd/anamnesis
+	$(GO) install -buildvcs=true -tags $(BUILDTAGS) ./cmd/anamnesis
 	@echo "installed $$($(GO) env GOPATH)/bin/anamnesis"
 
 fmt-check:
@@ -89,6 +98,14 @@ bench: build
 	$(GO) test -run '^$$' -bench NearestVectors -benchtime 10x ./index/
 	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
 
+# Start-up figures only (about a minute; the 10k store is reused): a Go
+# process that does nothing, --version, and the session-start and prompt
+# hooks at 10,000 notes, p50 of 41 processes each. BENCH_BINS=a,b compares
+# binaries with their runs interleaved.
+BENCH_BINS ?= $(BIN)
+bench-startup: build
+	$(GO) run ./cmd/anamnesis-bench -startup -bin $(BENCH_BINS) -dir $(BENCHDIR)
+
 # Recall on LoCoMo only: make bench-recall LOCOMO=../shared/data/locomo
 # With a semantic leg: EMBEDDER=ollama,http://127.0.0.1:11434,nomic-embed-text
 # (MODE=hybrid by default then, or vec; an API key comes from
@@ -104,5 +121,33 @@ bench-recall:
 bench-loop: build
 	$(GO) run ./cmd/anamnesis-bench -loop -bin $(BIN) -dir $(BENCHDIR)
 
+# The platforms a release ships for; Claude Code runs on all of them.
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+
+# Cross-compile the CLI and vet every package (tests included) for each
+# platform, so code behind build tags is type-checked where it cannot
+# run. CGO_ENABLED=0 and -trimpath as in a release (the SQLite driver is
+# pure Go), which also warms the build cache for make release.
+cross:
+	@for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; start=$$(date +%s); \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -trimpath -tags $(BUILDTAGS) -o /dev/null ./cmd/anamnesis || exit 1; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet ./... || exit 1; \
+		echo "cross $$p: build and vet took $$(( $$(date +%s) - start )) s"; \
+	done
+
+# make release VERSION=v0.1.0: stripped, static binaries for PLATFORMS in
+# dist/ (anamnesis_<version>_<os>_<arch>[.exe]), SHA256SUMS and
+# install.sh (scripts/release.sh). The version defaults to the nearest
+# v* tag (git describe), the commit and build date are stamped for
+# --version.
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null || echo v0.0.0-dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+BUILT   ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+DIST    ?= dist
+release:
+	VERSION=$(VERSION) COMMIT=$(COMMIT) BUILT=$(BUILT) DIST=$(DIST) PLATFORMS="$(PLATFORMS)" TAGS=$(BUILDTAGS) GO=$(GO) sh scripts/release.sh
+	@ls -l $(DIST)
+
 clean:
-	rm -rf bin $(BENCHDIR)
+	rm -rf bin dist $(BENCHDIR)

@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // Check states reported by Doctor.
@@ -240,13 +240,12 @@ func (s *Store) syncChecks(ctx context.Context) []Check {
 	return out
 }
 
-// writableCheck asks the kernel (access(2)) whether dir may be written,
-// without writing: doctor is a reader, and only the holder of the sync
-// lock may change memory/ (a file created there, even briefly, is a change
-// a running sync could meet). A read-only mount answers EROFS.
+// writableCheck asks the kernel whether dir may be written, without
+// writing (platform.Writable): doctor is a reader, and only the holder of
+// the sync lock may change memory/ (a file created there, even briefly,
+// is a change a running sync could meet). A read-only mount answers EROFS.
 func writableCheck(name, dir string) Check {
-	const wOK = 0x2 // W_OK
-	if err := syscall.Access(dir, wOK); err != nil {
+	if err := platform.Writable(dir); err != nil {
 		return Check{Name: name, State: CheckProblem, Detail: fmt.Sprintf("%s is not writable: %v", dir, err),
 			Fix: "check the permissions and free space of " + dir}
 	}

@@ -7,9 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // The index is derived from the note files, and several processes share
@@ -45,9 +45,9 @@ func (s *Store) writable(what string) error {
 
 // dirWritable reports whether this process may create files in dir: a
 // read-only mount fails with EROFS, a directory without write permission
-// with EACCES.
+// with EACCES (platform.Writable asks without writing).
 func dirWritable(dir string) bool {
-	return syscall.Access(dir, 2 /* W_OK */) == nil
+	return platform.Writable(dir) == nil
 }
 
 // openIndex opens index.db, rebuilding it when it is new, of another
@@ -221,7 +221,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 				return ReconcileReport{}, fmt.Errorf("remove damaged index %s: %w", p+suffix, rmErr)
 			}
 		}
-		if err := os.Rename(tmp, p); err != nil {
+		if err := platform.Rename(tmp, p); err != nil {
 			return ReconcileReport{}, fmt.Errorf("replace damaged index %s: %w", p, err)
 		}
 	}

@@ -3,7 +3,6 @@ package claudecode
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -59,16 +58,16 @@ func markerKey(cwd, home string) string {
 }
 
 var (
-	schemeRe = regexp.MustCompile(`^\w+://`)
-	userRe   = regexp.MustCompile(`^[^@/]+@`)
+	schemeRe = lazyRegexp(`^\w+://`)
+	userRe   = lazyRegexp(`^[^@/]+@`)
 )
 
 // NormalizeRemote reduces a git URL to host/path, lower-cased, without
 // scheme, user, ".git" or trailing slash, exactly as the Python tool does.
 func NormalizeRemote(u string) string {
 	u = strings.TrimSpace(u)
-	u = schemeRe.ReplaceAllString(u, "")
-	u = userRe.ReplaceAllString(u, "")
+	u = schemeRe().ReplaceAllString(u, "")
+	u = userRe().ReplaceAllString(u, "")
 	if i := strings.Index(u, ":"); i >= 0 && !strings.Contains(u[:i], "/") {
 		u = u[:i] + "/" + u[i+1:]
 	}

@@ -2,7 +2,6 @@ package claudecode
 
 import (
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -56,13 +55,13 @@ func WorthKeeping(s Session) (bool, string) {
 		return false, "only a durable note was written"
 	case len(prompts) == 0:
 		return false, "no prompt"
-	case len(prompts) == 1 && loneSlashCommand.MatchString(prompts[0]):
+	case len(prompts) == 1 && loneSlashCommand().MatchString(prompts[0]):
 		return false, "a lone slash command"
 	}
 	return false, "no file changed, no state-changing command, no decision"
 }
 
-var loneSlashCommand = regexp.MustCompile(`^/\S+$`)
+var loneSlashCommand = lazyRegexp(`^/\S+$`)
 
 // Decision language. Matched per sentence, lower-cased, with code blocks
 // and inline code removed; a sentence ending in "?" is a question, not a
@@ -72,28 +71,28 @@ var (
 	// decisionPhrases, in a prompt or in the assistant's text: an explicit
 	// decision ("we decided", "decision:"), a choice ("let's go with",
 	// "we'll use"), or a rule for later ("from now on", "going forward").
-	decisionPhrases = regexp.MustCompile(`\bdecision:|\b(?:(?:we|i)(?:'ve| have)? decided|it was decided|let'?s (?:go|stick|settle) (?:with|on)|we(?:'ll| will) (?:use|go with|stick with|keep using)|we(?:'re| are) going with|from now on|going forward)\b`)
+	decisionPhrases = lazyRegexp(`\bdecision:|\b(?:(?:we|i)(?:'ve| have)? decided|it was decided|let'?s (?:go|stick|settle) (?:with|on)|we(?:'ll| will) (?:use|go with|stick with|keep using)|we(?:'re| are) going with|from now on|going forward)\b`)
 	// instructionPhrases, in a prompt only: an instruction to remember,
 	// or an always/never rule ("Always run gofmt", "never push to main").
 	// The assistant explains with "always" and "never" too often for them
 	// to count in its text.
-	instructionPhrases = regexp.MustCompile(`^(?:please |and |also |so )?(?:remember|always|never|don't ever|do not ever)\b|\b(?:please|always) remember\b|\bremember (?:that|this)\b|\bkeep in mind\b|\bdon't forget\b|\b(?:you|we) (?:should|must) (?:always|never)\b`)
-	codeFence          = regexp.MustCompile("(?s)```.*?(?:```|$)")
-	inlineCode         = regexp.MustCompile("`[^`\n]*`")
-	sentenceRe         = regexp.MustCompile(`[^.!?\n]+[.!?]*`)
+	instructionPhrases = lazyRegexp(`^(?:please |and |also |so )?(?:remember|always|never|don't ever|do not ever)\b|\b(?:please|always) remember\b|\bremember (?:that|this)\b|\bkeep in mind\b|\bdon't forget\b|\b(?:you|we) (?:should|must) (?:always|never)\b`)
+	codeFence          = lazyRegexp("(?s)```.*?(?:```|$)")
+	inlineCode         = lazyRegexp("`[^`\n]*`")
+	sentenceRe         = lazyRegexp(`[^.!?\n]+[.!?]*`)
 )
 
 // DecisionIn reports decision language in text: decisionPhrases anywhere,
 // and, when human (a prompt), instructionPhrases too.
 func DecisionIn(text string, human bool) bool {
 	text = strings.ToLower(strings.ReplaceAll(text, "’", "'"))
-	text = inlineCode.ReplaceAllString(codeFence.ReplaceAllString(text, " "), " ")
-	for _, sent := range sentenceRe.FindAllString(text, -1) {
+	text = inlineCode().ReplaceAllString(codeFence().ReplaceAllString(text, " "), " ")
+	for _, sent := range sentenceRe().FindAllString(text, -1) {
 		sent = strings.TrimSpace(sent)
 		if sent == "" || strings.HasSuffix(sent, "?") {
 			continue
 		}
-		if decisionPhrases.MatchString(sent) || human && instructionPhrases.MatchString(sent) {
+		if decisionPhrases().MatchString(sent) || human && instructionPhrases().MatchString(sent) {
 			return true
 		}
 	}
@@ -141,14 +140,14 @@ func StateChanging(command string) bool {
 	return false
 }
 
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var assignment = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // unwrap drops leading assignments and command wrappers with their
 // options.
 func unwrap(w []string) []string {
 	for len(w) > 0 {
 		switch name := path.Base(w[0]); {
-		case assignment.MatchString(w[0]):
+		case assignment().MatchString(w[0]):
 			w = w[1:]
 		case name == "sudo" || name == "doas" || name == "env" || name == "time" || name == "nohup" || name == "nice" ||
 			name == "exec" || name == "command" || name == "xargs" || name == "timeout":
@@ -202,9 +201,9 @@ var (
 	ghChanges    = map[string]map[string]bool{"pr": set("create", "merge", "close"), "release": set("create", "delete"), "repo": set("create", "delete")}
 	goModChanges = set("tidy", "init", "edit", "vendor")
 	// sed's and perl's -i, alone or after flags that take no argument.
-	sedInPlace  = regexp.MustCompile(`^-[nErsuz]*i`)
-	perlInPlace = regexp.MustCompile(`^-[nplaswWtTuUcv]*i`)
-	migration   = regexp.MustCompile(`^(?:migrate|makemigrations|migrate:\S+|db:(?:migrate|rollback|seed|reset|drop|create)\S*)$`)
+	sedInPlace  = lazyRegexp(`^-[nErsuz]*i`)
+	perlInPlace = lazyRegexp(`^-[nplaswWtTuUcv]*i`)
+	migration   = lazyRegexp(`^(?:migrate|makemigrations|migrate:\S+|db:(?:migrate|rollback|seed|reset|drop|create)\S*)$`)
 )
 
 func set(words ...string) map[string]bool {
@@ -222,7 +221,7 @@ func changes(w []string) bool {
 	}
 	name, args := path.Base(w[0]), w[1:]
 	for _, a := range args {
-		if migration.MatchString(a) {
+		if migration().MatchString(a) {
 			return true
 		}
 	}
@@ -239,9 +238,9 @@ func changes(w []string) bool {
 		}
 		return !scratchOnly(args)
 	case name == "sed" || name == "perl":
-		inPlace := sedInPlace
+		inPlace := sedInPlace()
 		if name == "perl" {
-			inPlace = perlInPlace
+			inPlace = perlInPlace()
 		}
 		for _, a := range args {
 			if a == "--in-place" || strings.HasPrefix(a, "--in-place=") || inPlace.MatchString(a) {

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"math/rand"
-	"regexp"
 	"strings"
 )
 
@@ -13,7 +12,7 @@ type Note struct {
 	Body  string
 }
 
-var sentenceEnd = regexp.MustCompile(`[.!?]\s+|\n+`)
+var sentenceEnd = lazyRegexp(`[.!?]\s+|\n+`)
 
 // SelfCases builds up to n cases from a store's own notes: each query is
 // one sentence of a note's body (at least six words, markdown stripped),
@@ -30,7 +29,7 @@ func SelfCases(notes []Note, n int, seed int64) []Case {
 		}
 		nt := notes[i]
 		var cands []string
-		for _, s := range sentenceEnd.Split(nt.Body, -1) {
+		for _, s := range sentenceEnd().Split(nt.Body, -1) {
 			s = strings.Trim(strings.TrimSpace(s), "*-#>`_ ")
 			if len(strings.Fields(s)) >= 6 {
 				cands = append(cands, s)

@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	gitindex "github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // Temporary files of in-flight atomic writes; never committed.
@@ -105,7 +107,7 @@ func (g *Repo) saveIndex(idx *gitindex.Index) error {
 		return fmt.Errorf("sync git index: %w", err)
 	}
 	f.Close()
-	if err := os.Rename(tmp, p); err != nil {
+	if err := platform.Rename(tmp, p); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("replace git index: %w", err)
 	}

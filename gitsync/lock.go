@@ -9,17 +9,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // ErrBusy means another process held the repository lock for longer than
 // the caller was willing to wait.
 var ErrBusy = errors.New("another anamnesis sync or write is using memory/ (lock held)")
 
-// Lock is an exclusive advisory lock on the repository. It is an flock, so
-// the kernel releases it when the holder exits, even by SIGKILL: there is
-// never a stale lock to clean up by hand.
+// Lock is an exclusive advisory lock on the repository (flock on Unix,
+// LockFileEx on Windows), so the kernel releases it when the holder
+// exits, even by SIGKILL: there is never a stale lock to clean up by hand.
 type Lock struct {
 	f *os.File
 }
@@ -49,7 +50,7 @@ func AcquireAs(ctx context.Context, gitDir string, wait time.Duration, purpose s
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := platform.TryLock(f, true)
 		if err == nil {
 			// Record the holder for `anamnesis doctor` and for waiters;
 			// informational only. One fixed-width write, no truncate, so a
@@ -57,7 +58,7 @@ func AcquireAs(ctx context.Context, gitDir string, wait time.Duration, purpose s
 			f.WriteAt([]byte(fmt.Sprintf("%-31s\n", strings.TrimSpace(strconv.Itoa(os.Getpid())+" "+purpose))), 0)
 			return &Lock{f: f}, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, platform.ErrLocked) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", p, err)
 		}
@@ -79,7 +80,7 @@ func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	platform.Unlock(l.f)
 	err := l.f.Close()
 	l.f = nil
 	return err
@@ -93,7 +94,7 @@ func HolderAs(gitDir string) (pid int, purpose string, held bool, err error) {
 		return 0, "", false, nil
 	}
 	if err != nil {
-		// On a read-only file system; flock works on a read-only file too.
+		// On a read-only file system; a lock works on a read-only file too.
 		f, err = os.Open(p)
 	}
 	if err != nil {
@@ -109,9 +110,9 @@ func HolderAs(gitDir string) (pid int, purpose string, held bool, err error) {
 	if len(fields) > 1 {
 		purpose = fields[1]
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := platform.TryLock(f, true); err != nil {
 		return pid, purpose, true, nil
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	platform.Unlock(f)
 	return pid, purpose, false, nil
 }

@@ -7,11 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // ErrDirtyPath means a file the merge must update was changed on disk
@@ -311,8 +312,15 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 			return nil, err
 		}
 	}
-	if !perFile {
-		syscall.Sync()
+	if !perFile && !platform.SyncAll() {
+		// No sync(2) here (Windows): flush each file after all.
+		for _, p := range paths {
+			if !chs[p].deleted {
+				if err := syncFile(filepath.Join(g.dir, filepath.FromSlash(p))); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	idx, err := g.loadIndex()
 	if err != nil {
@@ -381,9 +389,26 @@ func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode, durable 
 	if beforeRename != nil {
 		beforeRename(tmp)
 	}
-	if err := os.Rename(tmp, abs); err != nil {
+	if err := platform.Rename(tmp, abs); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("rename into %s: %w", abs, err)
+	}
+	return nil
+}
+
+// syncFile fsyncs the file at path (symlinks are left alone: their
+// target is not ours to flush).
+func syncFile(path string) error {
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("open %s to sync it: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
 }

@@ -11,12 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
+	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 // Branch and remote names, as the Python tool uses them.
@@ -390,7 +392,7 @@ func (g *Repo) moveBranch(old, new plumbing.Hash) error {
 		return fmt.Errorf("sync %s: %w", lock, err)
 	}
 	f.Close()
-	if err := os.Rename(lock, refPath); err != nil {
+	if err := platform.Rename(lock, refPath); err != nil {
 		return fmt.Errorf("move %s to %s: %w", Branch, new, err)
 	}
 	head := plumbing.NewSymbolicReference(plumbing.HEAD, branchRef)

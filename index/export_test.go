@@ -10,13 +10,13 @@ import (
 // FTS5 syntax in the input (AND, NEAR, *, :, unbalanced quotes) plain
 // text. It returns "" when the text has no word characters.
 func MatchExpr(text string) string {
-	return quoteOr(wordRe.FindAllString(text, MaxQueryTokens))
+	return quoteOr(wordRe().FindAllString(text, MaxQueryTokens))
 }
 
 // SeedSearch runs the recall seed's query unmodified (no pruning). It is
 // the reference Search is tested against, and what eval can compare with.
 func (ix *Index) SeedSearch(ctx context.Context, text string, f Filter) ([]Hit, error) {
-	toks := wordRe.FindAllString(text, MaxQueryTokens)
+	toks := wordRe().FindAllString(text, MaxQueryTokens)
 	if len(toks) == 0 {
 		return nil, nil
 	}

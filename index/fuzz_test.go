@@ -24,7 +24,7 @@ func FuzzMatchExpr(f *testing.F) {
 			if len(part) < 3 || part[0] != '"' || part[len(part)-1] != '"' || strings.Contains(part[1:len(part)-1], `"`) {
 				t.Fatalf("unsafe phrase %q in %q", part, expr)
 			}
-			if !wordRe.MatchString(part[1:len(part)-1]) || wordRe.FindString(part[1:len(part)-1]) != part[1:len(part)-1] {
+			if !wordRe().MatchString(part[1:len(part)-1]) || wordRe().FindString(part[1:len(part)-1]) != part[1:len(part)-1] {
 				t.Fatalf("phrase %q is not one word token", part)
 			}
 		}

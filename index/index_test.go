@@ -314,3 +314,42 @@ func TestCorruptFileIsReported(t *testing.T) {
 		t.Fatalf("want ErrCorrupt, got %v", err)
 	}
 }
+
+// Count with Live subtracts the superseded notes the filter selects: a
+// note superseded twice counts once, one superseded from another project
+// does not count here, and a supersedes naming no note changes nothing.
+func TestCountLiveMatchesList(t *testing.T) {
+	ix := openTemp(t)
+	var all []*note.Note
+	add := func(project, typ string, supersedes ...string) *note.Note {
+		n := mk(typ, "note "+project, "some words")
+		n.Project, n.Supersedes = project, supersedes
+		upsert(t, ix, n)
+		all = append(all, n)
+		return n
+	}
+	a := add("p1", note.TypeSemantic)
+	b := add("p1", note.TypeProcedural)
+	add("p1", note.TypeEpisodic)
+	c := add("p2", note.TypeSemantic)
+	add("p1", note.TypeSemantic, a.ID)
+	add("p2", note.TypeSemantic, a.ID, c.ID) // a superseded twice
+	add("p1", note.TypeSemantic, b.ID, "01NOSUCHNOTE0000000000000")
+	for _, f := range []Filter{
+		{Live: true}, {Project: "p1", Live: true}, {Project: "p2", Live: true},
+		{Project: "p1", Types: []string{note.TypeProcedural, note.TypeSemantic}, Live: true},
+		{Project: "p1", Type: note.TypeEpisodic, Live: true}, {Project: "p3", Live: true}, {Project: "p1"},
+	} {
+		got, err := ix.Count(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.List(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != len(hits) {
+			t.Errorf("Count(%+v) = %d, List returns %d", f, got, len(hits))
+		}
+	}
+}

@@ -7,8 +7,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // lockPath is the rebuild lock beside an index database. Only rebuilds
@@ -18,8 +19,9 @@ import (
 // with SQLITE_BUSY or rebuilding the same index again.
 func lockPath(dbPath string) string { return dbPath + ".lock" }
 
-// RebuildLock is an exclusive flock on lockPath. The kernel releases it
-// when its holder exits, even by SIGKILL, so it is never stale.
+// RebuildLock is an exclusive lock on lockPath (flock on Unix, LockFileEx
+// on Windows). The kernel releases it when its holder exits, even by
+// SIGKILL, so it is never stale.
 type RebuildLock struct{ f *os.File }
 
 // lockPoll is how often a waiter retries; rebuilds take seconds.
@@ -41,14 +43,14 @@ func AcquireRebuild(ctx context.Context, dbPath string, waiting func(pid int)) (
 	}
 	told, start := false, time.Now()
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := platform.TryLock(f, true)
 		if err == nil {
 			// Informational: lets waiters say whom they wait for.
 			f.Truncate(0)
 			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 			return &RebuildLock{f: f}, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, platform.ErrLocked) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", p, err)
 		}
@@ -70,7 +72,7 @@ func (l *RebuildLock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	platform.Unlock(l.f)
 	err := l.f.Close()
 	l.f = nil
 	return err
@@ -87,12 +89,12 @@ func WaitRebuild(ctx context.Context, dbPath string, waiting func(pid int)) (boo
 	defer f.Close()
 	told, start := false, time.Now()
 	for waited := false; ; waited = true {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		err := platform.TryLock(f, false)
 		if err == nil {
-			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			platform.Unlock(f)
 			return waited, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, platform.ErrLocked) {
 			return waited, nil
 		}
 		if !told && waiting != nil && time.Since(start) >= waitNotice {

@@ -267,7 +267,7 @@ func TestPostingScoresAreFTS5Bm25(t *testing.T) {
 	}
 	compared := 0
 	for _, q := range queries {
-		words := wordRe.FindAllString(q, MaxQueryTokens)
+		words := wordRe().FindAllString(q, MaxQueryTokens)
 		terms, ok := phraseTokens(words)
 		if !ok {
 			t.Fatalf("query %q: not single-token words", q)

@@ -154,7 +154,7 @@ func ftsSearchForTest(ix *Index, q string, f Filter) ([]Hit, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	rowids, scores, err := ix.ftsRank(ctx, tx, wordRe.FindAllString(q, -1), f, k)
+	rowids, scores, err := ix.ftsRank(ctx, tx, wordRe().FindAllString(q, -1), f, k)
 	if err != nil {
 		return nil, err
 	}
@@ -172,5 +172,5 @@ func planForTest(ix *Index, q string) (queryPlan, error) {
 		return queryPlan{}, err
 	}
 	defer tx.Rollback()
-	return ix.plan(ctx, tx, wordRe.FindAllString(q, -1))
+	return ix.plan(ctx, tx, wordRe().FindAllString(q, -1))
 }

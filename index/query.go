@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"regexp"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/internal/fts5token"
@@ -15,7 +14,7 @@ import (
 // phrases; the first words of a prompt carry its subject.
 const MaxQueryTokens = 256
 
-var wordRe = regexp.MustCompile(`[\p{L}\p{N}_]+`)
+var wordRe = lazyRegexp(`[\p{L}\p{N}_]+`)
 
 // stopwords are never distinctive, however rare they are in a small store.
 var stopwords = map[string]bool{
@@ -47,7 +46,7 @@ var stopwords = map[string]bool{
 // '_') count as distinctive. Per-prompt recall uses them: a note shares
 // an uncommon word with the prompt, or it is not recalled.
 func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64) ([]string, error) {
-	toks := wordRe.FindAllString(text, MaxQueryTokens)
+	toks := wordRe().FindAllString(text, MaxQueryTokens)
 	if len(toks) == 0 {
 		return nil, nil
 	}

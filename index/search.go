@@ -120,7 +120,7 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 // -bm25 over the words that were scored, so it can differ from the full
 // query's figure by less than bm25Floor per common word.
 func (ix *Index) Search(ctx context.Context, text string, f Filter) ([]Hit, error) {
-	toks := wordRe.FindAllString(text, MaxQueryTokens)
+	toks := wordRe().FindAllString(text, MaxQueryTokens)
 	if len(toks) == 0 {
 		return nil, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,7 +19,18 @@ func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
 }
 
-var extraKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+// validExtraKey reports whether key may be written as a plain front-matter
+// key (^[A-Za-z_][A-Za-z0-9_-]{0,63}$): a loop, not a regexp compiled by
+// every process at start-up.
+func validExtraKey(key string) bool {
+	if len(key) < 1 || len(key) > 64 {
+		return false
+	}
+	if c := key[0]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_') {
+		return false
+	}
+	return allNameBytes(key[1:])
+}
 
 const (
 	fmOpen  = "---\n"

@@ -76,7 +76,7 @@ func isKnownKey(key string) bool {
 // conflict copy made here is byte-identical to one made before fields
 // kept their source.
 func stringField(key, value string) Field {
-	if extraKey.MatchString(key) {
+	if validExtraKey(key) {
 		var buf bytes.Buffer
 		e := &emitter{buf: &buf, whitespace: true, indention: true}
 		e.key(key)

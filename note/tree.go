@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // Tree is one directory of notes laid out as <type>/<file>.md. Its scope is
@@ -82,7 +84,7 @@ func writeFile(path string, data []byte, durable bool, perm os.FileMode) (err er
 	if err = os.Chmod(tmp, perm); err != nil {
 		return fmt.Errorf("chmod %s: %w", tmp, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = platform.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename into %s: %w", path, err)
 	}
 	// The rename is durable only once the directory entry is.

@@ -21,6 +21,7 @@ import (
 	"tailscale.com/client/tailscale/apitype"
 	"tailscale.com/ipn/ipnstate"
 	"tailscale.com/paths"
+	"tailscale.com/safesocket"
 	"tailscale.com/tailcfg"
 )
 
@@ -63,9 +64,21 @@ func Dialer(d Daemon) DialFunc {
 
 // LocalDaemon talks to tailscaled on this machine ("" for the default
 // socket).
+//
+// With the default socket on macOS, the Tailscale app (App Store or
+// standalone) is found too: its tailscaled has no socket at
+// /var/run/tailscaled.socket but serves the LocalAPI on a loopback port
+// with a token, which client/local finds by itself (safesocket's
+// sameuserproof files, via lsof or /Library/Tailscale) unless
+// UseSocketOnly is set. A socket named by the user is used alone.
 func LocalDaemon(socket string) Daemon {
+	app := socket == "" && appLocalAPI
 	socket = SocketPath(socket)
-	return localDaemon{c: &local.Client{Socket: socket, UseSocketOnly: true}, socket: socket}
+	d := localDaemon{c: &local.Client{Socket: socket, UseSocketOnly: !app}, socket: socket}
+	if app {
+		d.appPort = func() error { _, _, err := safesocket.LocalTCPPortAndToken(); return err }
+	}
+	return d
 }
 
 // SocketPath is socket, or the system's tailscaled socket for "".
@@ -83,13 +96,20 @@ func SocketPath(socket string) string {
 type localDaemon struct {
 	c      *local.Client
 	socket string
+	// appPort, when set, finds the macOS Tailscale app's LocalAPI port
+	// (nil: the socket is the only way in).
+	appPort func() error
 }
 
 func (d localDaemon) present() error {
-	if _, err := os.Stat(d.socket); err != nil {
-		return &net.OpError{Op: "dial", Net: "unix", Err: fmt.Errorf("connect %s: %w", d.socket, err)}
+	_, err := os.Stat(d.socket)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if d.appPort != nil && d.appPort() == nil {
+		return nil
+	}
+	return &net.OpError{Op: "dial", Net: "unix", Err: fmt.Errorf("connect %s: %w", d.socket, err)}
 }
 
 func (d localDaemon) Status(ctx context.Context) (*ipnstate.Status, error) {

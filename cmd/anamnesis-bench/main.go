@@ -31,7 +31,20 @@ func main() {
 	mode := flag.String("mode", "", "search mode for the recall figures: fts, vec or hybrid (default: hybrid with -embedder, else fts)")
 	loop := flag.Bool("loop", false, "only the memory-in-the-loop scenario (two machines, scripted sessions, probes); needs -bin")
 	loopHooks := flag.Int("loop-hook-size", 10000, "store size for the loop scenario's hook timings (0: skip)")
+	startup := flag.Bool("startup", false, "only the start-up figures (an empty process, --version, the hooks at 10,000 notes); -bin may list several binaries, comma-separated, to compare them")
+	startupRuns := flag.Int("startup-runs", 41, "timed runs per start-up figure and binary")
 	flag.Parse()
+	if *startup {
+		if *bin == "" {
+			fmt.Fprintln(os.Stderr, "anamnesis-bench: -startup needs -bin")
+			os.Exit(2)
+		}
+		if err := printStartup(strings.Split(*bin, ","), *dir, *startupRuns); err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: startup: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *loop {
 		f, err := bench.RunLoop(context.Background(), bench.LoopConfig{Binary: *bin, Dir: *dir, HookSize: *loopHooks, Log: os.Stderr})
 		if err != nil {
@@ -108,6 +121,13 @@ func main() {
 	row("`anamnesis hook session-end` p50 (target 10k < 150 ms)", func(f bench.Figures) string { return ms(f.HookEndP50) })
 	row("Store.Write throughput (fsync + index each)", func(f bench.Figures) string { return fmt.Sprintf("%.0f notes/s", f.WritesPerSecond) })
 	w.Flush()
+	if cfg.Binary != "" {
+		fmt.Println()
+		if err := printStartup([]string{cfg.Binary}, cfg.Dir, *startupRuns); err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: startup: %v\n", err)
+			os.Exit(1)
+		}
+	}
 
 	var sf []bench.SyncFigures
 	for _, s := range strings.Split(*syncSizes, ",") {
@@ -208,4 +228,36 @@ func recallEmbedder(spec, mode string) (anamnesis.Embedder, string, error) {
 		mode = anamnesis.ModeHybrid
 	}
 	return c, mode, nil
+}
+
+// printStartup prints the start-up table: one column per binary.
+func printStartup(bins []string, dir string, runs int) error {
+	figs, err := bench.RunStartup(context.Background(), bench.StartupConfig{Binaries: bins, Dir: dir, Runs: runs, Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	hdr := []string{"start-up figure (p50 of " + strconv.Itoa(runs) + " processes)"}
+	for _, f := range figs {
+		hdr = append(hdr, f.Binary)
+	}
+	fmt.Fprintln(w, strings.Join(hdr, "\t"))
+	row := func(name string, get func(bench.StartupFigures) string) {
+		cells := []string{name}
+		for _, f := range figs {
+			cells = append(cells, get(f))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	row("binary size", func(f bench.StartupFigures) string { return fmt.Sprintf("%.1f MB", float64(f.Size)/1e6) })
+	row("a Go process that does nothing", func(f bench.StartupFigures) string { return ms(f.Nothing) })
+	row("`anamnesis --version`", func(f bench.StartupFigures) string { return ms(f.Version) })
+	row("`anamnesis hook session-start` at 10k notes (target 6 ms)", func(f bench.StartupFigures) string { return ms(f.HookStart) })
+	row("`anamnesis hook session-start` p90", func(f bench.StartupFigures) string { return ms(f.HookStartP90) })
+	row("`anamnesis hook prompt` at 10k notes (target 6 ms)", func(f bench.StartupFigures) string { return ms(f.HookPrompt) })
+	row("`anamnesis hook prompt` p90", func(f bench.StartupFigures) string { return ms(f.HookPromptP90) })
+	row("CPU time: nothing / --version / session-start / prompt", func(f bench.StartupFigures) string {
+		return fmt.Sprintf("%s / %s / %s / %s", ms(f.NothingCPU), ms(f.VersionCPU), ms(f.HookStartCPU), ms(f.HookPromptCPU))
+	})
+	return w.Flush()
 }

@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/internal/logfile"
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 	"github.com/urfave/cli/v2"
 )
 
@@ -60,9 +60,9 @@ func startBackgroundReindex(home string, err error) error {
 	return fmt.Errorf("%w; rebuilding it in the background (log: %s)", err, filepath.Join(home, "state", "reindex.log"))
 }
 
-// spawn starts `anamnesis COMMAND` detached (own session, no stdio
-// attached to the hook). The command writes its own report to
-// <home>/state/COMMAND.log through logEnv, in one block when it ends; the
+// spawn starts `anamnesis COMMAND` detached (platform.Detach: its own
+// session or process group, no console, no stdio attached to the hook).
+// The command writes its own report to <home>/state/COMMAND.log through logEnv, in one block when it ends; the
 // log is also its stdout and stderr, opened for appending (never
 // truncated: several hooks start syncs at once), so that whatever the
 // runtime itself prints (a crash) is kept too.
@@ -84,7 +84,7 @@ func spawn(binary, storeHome, command string) error {
 	cmd.Env = append(os.Environ(), logEnv+"="+logPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Stdin = nil
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	platform.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start background %s: %w", command, err)
 	}

@@ -17,9 +17,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// version may be set at build time with -ldflags "-X main.version=...";
-// otherwise --version reports what the go command recorded (buildVersion).
-var version = "dev"
+// version, commit and built may be set at build time with -ldflags
+// "-X main.version=... -X main.commit=... -X main.built=..." (make
+// release does); otherwise --version reports what the go command recorded
+// (buildVersion).
+var version, commit, built = "dev", "", ""
 
 // usageError marks a mistake in how the command was called (exit 2).
 type usageError struct{ msg string }

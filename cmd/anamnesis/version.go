@@ -5,19 +5,22 @@ import (
 	"strings"
 )
 
+// stamp is what a release build sets with -ldflags -X (see main.go's
+// version, commit and built): the go command records no commit for a
+// build from a git worktree or with -buildvcs=false, and never a date.
+type stamp struct{ version, commit, built string }
+
 // versionString is what --version prints after the name: the -ldflags
 // version if one was set, else the module version the go command
 // recorded (a tag or pseudo-version for `go install …@version`, "(devel)"
-// for a local build), with the git commit and whether the tree had
-// uncommitted changes when the build came from a checkout.
-func versionString(ldflags string, bi *debug.BuildInfo) string {
-	v := ldflags
-	var rev string
+// for a local build), with the git commit (stamped, else recorded) and
+// whether the tree had uncommitted changes when the build came from a
+// checkout, and the stamped build date.
+func versionString(st stamp, bi *debug.BuildInfo) string {
+	v := st.version
+	rev := st.commit
 	var modified bool
-	if bi != nil {
-		if v == "" || v == "dev" {
-			v = bi.Main.Version
-		}
+	if bi != nil && rev == "" {
 		for _, s := range bi.Settings {
 			switch s.Key {
 			case "vcs.revision":
@@ -26,6 +29,9 @@ func versionString(ldflags string, bi *debug.BuildInfo) string {
 				modified = s.Value == "true"
 			}
 		}
+	}
+	if (v == "" || v == "dev") && bi != nil {
+		v = bi.Main.Version
 	}
 	if v == "" || v == "dev" || v == "(devel)" {
 		v = "devel"
@@ -40,6 +46,9 @@ func versionString(ldflags string, bi *debug.BuildInfo) string {
 	if modified {
 		extra = append(extra, "modified")
 	}
+	if st.built != "" {
+		extra = append(extra, "built "+st.built)
+	}
 	if v == "devel" && rev == "" {
 		extra = append(extra, "no version or commit recorded in this build")
 	}
@@ -52,5 +61,5 @@ func versionString(ldflags string, bi *debug.BuildInfo) string {
 // buildVersion is versionString for this binary.
 func buildVersion() string {
 	bi, _ := debug.ReadBuildInfo()
-	return versionString(version, bi)
+	return versionString(stamp{version, commit, built}, bi)
 }

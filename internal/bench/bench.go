@@ -238,17 +238,9 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 // notes and the generated store is reused between runs.
 func measureHooks(ctx context.Context, cfg Config, src string, env []string, prompts []string, f *Figures) error {
 	home := filepath.Join(cfg.Dir, "hooks-home")
-	os.RemoveAll(home)
-	if err := copyTree(filepath.Join(src, note.PortableDir), filepath.Join(home, note.PortableDir)); err != nil {
-		return err
-	}
 	env = append(append([]string{}, env...), "ANAMNESIS_HOME="+home)
-	if _, err := timeProc(ctx, cfg.Binary, env, "", "reindex"); err != nil { // build its index once, untimed
-		return err
-	}
-	proj := filepath.Join(cfg.Dir, "hook-project")
-	os.MkdirAll(filepath.Join(proj, ".anamnesis"), 0o755)
-	if err := os.WriteFile(filepath.Join(proj, ".anamnesis", "project"), []byte("github.com/example/project03\n"), 0o644); err != nil {
+	proj, err := hookFixture(ctx, cfg, cfg.Binary, src, home, env)
+	if err != nil {
 		return err
 	}
 	transcript := filepath.Join(cfg.Dir, "hook-transcript.jsonl")
@@ -271,7 +263,6 @@ func measureHooks(ctx context.Context, cfg Config, src string, env []string, pro
 		}
 		return pct(ds[2:], 50), nil
 	}
-	var err error
 	if f.HookStartP50, err = run(22, func(i int) string {
 		return fmt.Sprintf(`{"session_id":"start-%d","cwd":%q,"hook_event_name":"SessionStart","source":"clear"}`, i, proj)
 	}, "hook", "session-start"); err != nil {
@@ -290,6 +281,25 @@ func measureHooks(ctx context.Context, cfg Config, src string, env []string, pro
 	}
 	cfg.logf("  hooks: session-start p50 %v, prompt p50 %v, session-end p50 %v", f.HookStartP50, f.HookPromptP50, f.HookEndP50)
 	return nil
+}
+
+// hookFixture copies the store at src to home, indexes it (untimed) with
+// bin, and makes the project directory hooks run in, whose path it
+// returns.
+func hookFixture(ctx context.Context, cfg Config, bin, src, home string, env []string) (string, error) {
+	os.RemoveAll(home)
+	if err := copyTree(filepath.Join(src, note.PortableDir), filepath.Join(home, note.PortableDir)); err != nil {
+		return "", err
+	}
+	if _, err := timeProc(ctx, bin, env, "", "reindex"); err != nil {
+		return "", err
+	}
+	proj := filepath.Join(cfg.Dir, "hook-project")
+	os.MkdirAll(filepath.Join(proj, ".anamnesis"), 0o755)
+	if err := os.WriteFile(filepath.Join(proj, ".anamnesis", "project"), []byte("github.com/example/project03\n"), 0o644); err != nil {
+		return "", err
+	}
+	return proj, nil
 }
 
 // promptQueries builds questions a user might ask about one note: a
@@ -389,16 +399,24 @@ func timeMedianPrep(runs int, prep, fn func() error) (time.Duration, error) {
 }
 
 func timeProc(ctx context.Context, bin string, env []string, stdin string, args ...string) (time.Duration, error) {
+	d, _, err := timeProcCPU(ctx, bin, env, stdin, args...)
+	return d, err
+}
+
+// timeProcCPU is timeProc that also returns the CPU time (user + system)
+// the process used: on a machine shared with other work, wall time
+// includes waiting for a core, CPU time much less so.
+func timeProcCPU(ctx context.Context, bin string, env []string, stdin string, args ...string) (wall, cpu time.Duration, err error) {
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	t0 := time.Now()
 	out, err := cmd.CombinedOutput()
-	d := time.Since(t0)
+	wall = time.Since(t0)
 	if err != nil {
-		return 0, fmt.Errorf("%s %v: %w\n%s", bin, args, err, out)
+		return 0, 0, fmt.Errorf("%s %v: %w\n%s", bin, args, err, out)
 	}
-	return d, nil
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 }
 
 // pct returns the p-th percentile (nearest rank) of ds.

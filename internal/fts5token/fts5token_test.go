@@ -331,6 +331,26 @@ func TestEveryCodePoint(t *testing.T) {
 	t.Logf("%d tokens compared", total)
 }
 
+// TestASCIITableFollowsTables checks the written-out ASCII table against
+// the generated tables it was derived from: after go generate, a change
+// there must show here.
+func TestASCIITableFollowsTables(t *testing.T) {
+	for c := range 256 {
+		want := byte(nonASCII)
+		if c < 128 {
+			want = 0
+			if classOf(uint32(c)) != kindSep {
+				if f, ok := foldOf(uint32(c)); ok && f != 0 && f < 0x80 {
+					want = byte(f)
+				}
+			}
+		}
+		if asciiTab[c] != want {
+			t.Errorf("asciiTab[%#02x] = %#02x, the tables say %#02x", c, asciiTab[c], want)
+		}
+	}
+}
+
 // TestTableInvariants checks what the code assumes of the generated
 // tables.
 func TestTableInvariants(t *testing.T) {

@@ -7,8 +7,9 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // MaxLogSize is the size beyond which a log is moved to <log>.1 (the one
@@ -87,16 +88,20 @@ func AppendLog(path string, block []byte, max int64) error {
 		return fmt.Errorf("open log lock %s: %w", path+".lock", err)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := platform.Lock(lock); err != nil {
 		return fmt.Errorf("lock log %s: %w", path, err)
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer platform.Unlock(lock)
 	fi, err := os.Stat(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("stat log %s: %w", path, err)
 	}
 	if err == nil && fi.Size() > 0 && fi.Size()+int64(len(block)) > max {
-		if err := os.Rename(path, path+".1"); err != nil {
+		// On Windows a detached command that is still running holds the
+		// log open as its stdout, and an open file cannot be renamed:
+		// the log then grows past max until that command ends, rather
+		// than losing this block.
+		if err := platform.Rename(path, path+".1"); err != nil && platform.UnixModes {
 			return fmt.Errorf("rotate log %s: %w", path, err)
 		}
 	}

@@ -1,0 +1,70 @@
+//go:build unix
+
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+const unixModes = true
+
+func tryLock(f *os.File, exclusive bool) error {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	for {
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return ErrLocked
+		default:
+			return fmt.Errorf("flock %s: %w", f.Name(), err)
+		}
+	}
+}
+
+func lock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("flock %s: %w", f.Name(), err)
+		}
+		return nil
+	}
+}
+
+func unlock(f *os.File) error {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_UN); err != nil {
+		return fmt.Errorf("unlock %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+
+// writable asks access(2): a read-only mount answers EROFS, a directory
+// without write permission EACCES.
+func writable(dir string) error {
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return &os.PathError{Op: "access", Path: dir, Err: err}
+	}
+	return nil
+}
+
+func syncAll() bool {
+	syscall.Sync()
+	return true
+}

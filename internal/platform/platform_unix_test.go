@@ -1,0 +1,52 @@
+//go:build unix
+
+package platform
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// helper runs in the detached child: it records its session id.
+func helper(what string) int {
+	if what != "detached" {
+		return 2
+	}
+	sid, err := unix.Getsid(0)
+	if err != nil {
+		return 1
+	}
+	if err := os.WriteFile(os.Getenv("PLATFORM_OUT"), []byte(strconv.Itoa(sid)), 0o644); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// A detached child leads a session of its own, so the hook's terminal
+// and process group signals do not reach it.
+func checkDetached(t *testing.T, pid int, report string) {
+	if report != strconv.Itoa(pid) {
+		t.Errorf("detached child %d is in session %s, want its own", pid, report)
+	}
+}
+
+func TestWritableRefusesReadOnlyDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write anywhere; access(2) says so")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(dir, 0o555)
+	if err := Writable(dir); err == nil {
+		t.Error("a 0555 directory counted as writable")
+	}
+}
+
+func TestSyncAll(t *testing.T) {
+	if !SyncAll() {
+		t.Error("sync(2) is available on every Unix")
+	}
+}
