@@ -167,3 +167,15 @@ func vectorBench(b *testing.B) (*Store, []float32) {
 	q, _ := randomEmbedder{}.Embed(ctx, []string{"query"})
 	return s, unit(q[0])
 }
+
+// BenchmarkInject10k is SessionStart's read: a project's notes (500 of
+// the 10,000) and the global ones, within the budget.
+func BenchmarkInject10k(b *testing.B) {
+	s := openBench(b)
+	defer s.Close()
+	for i := 0; i < b.N; i++ {
+		if _, _, _, err := s.Inject(ctx, "github.com/example/project07", 8); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
