@@ -87,8 +87,15 @@ stress:
 
 # End-to-end tests with real clients (Claude Code, MCP Inspector); they
 # npm-install them into .cache/e2e on first use.
+# They take about six minutes: each test's result is printed as it ends
+# (go test -v, filtered), and the whole log when one fails.
 e2e:
-	$(GO) test -tags e2e -count=1 -timeout 20m ./e2e/...
+	@log=$$(mktemp); \
+	$(GO) test -tags e2e -count=1 -timeout 20m -v ./e2e/... > $$log 2>&1 & pid=$$!; \
+	tail -n +1 -f --pid=$$pid $$log | grep --line-buffered -E '^(--- |ok |FAIL|panic:)'; \
+	wait $$pid; status=$$?; \
+	if [ $$status -ne 0 ]; then grep -v '^=== ' $$log | tail -n 400; fi; \
+	rm -f $$log; exit $$status
 
 # Go micro-benchmarks (10,000-note store; ./webui/: every page of anamnesis ui),
 # then the figures the issues name.
