@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/utils/diff"
@@ -20,13 +21,16 @@ import (
 // HTML out ("<!-- raw HTML omitted -->") and drops javascript:, vbscript:,
 // file: and non-image data: link targets: a note written on another
 // machine cannot put markup or script into the page.
-var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
+//
+// It is made on first use: building goldmark's parsers at start-up would
+// cost every process of the binary, the hooks included.
+var md = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(extension.GFM)) })
 
 // markdown renders a note body. The result is safe to insert as HTML
 // (see md).
 func markdown(body string) template.HTML {
 	var b bytes.Buffer
-	if err := md.Convert([]byte(body), &b); err != nil {
+	if err := md().Convert([]byte(body), &b); err != nil {
 		// goldmark's renderer only fails when the writer does; a
 		// bytes.Buffer does not. Show the text, escaped, all the same.
 		return template.HTML("<pre>" + template.HTMLEscapeString(body) + "</pre>")
