@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,9 +59,17 @@ func TestFuseIsReciprocalRank(t *testing.T) {
 // concepts through a synonym table, so a paraphrase with no word in common
 // embeds close to its original.
 type conceptEmbedder struct {
+	mu    sync.Mutex // a recall that gave up on it may still be embedding
 	calls int
 	fail  error
 	delay time.Duration // before answering, unless ctx ends first
+}
+
+// set changes how the embedder answers from now on.
+func (e *conceptEmbedder) set(delay time.Duration, fail error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.delay, e.fail = delay, fail
 }
 
 var concepts = map[string]string{
@@ -73,13 +82,16 @@ var concepts = map[string]string{
 func (e *conceptEmbedder) Model() string { return "concepts-v1" }
 
 func (e *conceptEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.mu.Lock()
 	e.calls++
-	if e.fail != nil {
-		return nil, e.fail
+	fail, delay := e.fail, e.delay
+	e.mu.Unlock()
+	if fail != nil {
+		return nil, fail
 	}
-	if e.delay > 0 {
+	if delay > 0 {
 		select {
-		case <-time.After(e.delay):
+		case <-time.After(delay):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -148,7 +160,7 @@ func TestHybridFindsAParaphrase(t *testing.T) {
 	if hits[0].VecRank != 1 || hits[0].BM25Rank != 0 || hits[0].Cosine < 0.9 || hits[0].Score <= 0 {
 		t.Errorf("the hit does not say why: %+v", hits[0])
 	}
-	emb.fail = errors.New("embedder at http://127.0.0.1:11434 is not answering")
+	emb.set(0, errors.New("embedder at http://127.0.0.1:11434 is not answering"))
 	hits, degraded, err = s.SearchMode(ctx, "sluggish datastore", Filter{}, ModeHybrid)
 	if err != nil || degraded == nil || len(hits) != 1 || hits[0].ID != target.ID {
 		t.Errorf("a dead embedder must degrade to BM25 and say so: %v %v %v", hits, degraded, err)
@@ -163,7 +175,7 @@ func TestHybridFindsAParaphrase(t *testing.T) {
 		t.Errorf("a bad mode: %v", err)
 	}
 	// An edit makes the note pending again.
-	emb.fail = nil
+	emb.set(0, nil)
 	n, _, _ := s.Get(ctx, target.ID)
 	n.Body = "The db is laggy at night."
 	if _, err := s.Update(ctx, n); err != nil {
@@ -212,7 +224,7 @@ func TestRecallUsesTheVectorLegWithinItsBudget(t *testing.T) {
 		t.Fatalf("both legs: %+v %v", hits, err)
 	}
 	// Late: BM25 alone, and no longer than the budget.
-	emb.delay = 5 * time.Second
+	emb.set(5*time.Second, nil)
 	s.recallTimeout = 50 * time.Millisecond
 	start := time.Now()
 	hits, err = s.Recall(ctx, "zorblax, and why is the database slow", 6)
@@ -223,7 +235,7 @@ func TestRecallUsesTheVectorLegWithinItsBudget(t *testing.T) {
 		t.Errorf("recall waited %v for a late embedder", took)
 	}
 	// Dead: BM25 alone, no error.
-	emb.delay, emb.fail = 0, errors.New("connection refused")
+	emb.set(0, errors.New("connection refused"))
 	if hits, err = s.Recall(ctx, "zorblax", 6); err != nil || len(hits) != 1 {
 		t.Fatalf("with a dead embedder: %+v %v", hits, err)
 	}
