@@ -123,24 +123,15 @@ type Stats struct {
 // Stats counts notes by type, scope and project.
 func (ix *Index) Stats(ctx context.Context) (Stats, error) {
 	s := Stats{ByType: map[string]int{}, ByScope: map[string]int{}, ByProject: map[string]int{}}
-	for col, m := range map[string]map[string]int{"type": s.ByType, "scope": s.ByScope, "project": s.ByProject} {
-		rows, err := ix.db.QueryContext(ctx, `SELECT `+col+`, COUNT(*) FROM memories GROUP BY `+col)
-		if err != nil {
-			return s, ix.wrap("count", err)
-		}
-		for rows.Next() {
-			var k string
-			var c int
-			if err := rows.Scan(&k, &c); err != nil {
-				rows.Close()
-				return s, ix.wrap("count", err)
-			}
-			m[k] = c
-			if col == "type" {
-				s.Total += c
-			}
-		}
-		rows.Close()
+	rows, err := ix.Facets(ctx) // one scan, not one per column
+	if err != nil {
+		return s, err
+	}
+	for _, r := range rows {
+		s.Total += r.Notes
+		s.ByType[r.Type] += r.Notes
+		s.ByScope[r.Scope] += r.Notes
+		s.ByProject[r.Project] += r.Notes
 	}
 	return s, nil
 }
