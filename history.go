@@ -77,10 +77,6 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 	if err != nil {
 		return out, err
 	}
-	head, err := r.Head()
-	if err != nil || head.IsZero() {
-		return out, err
-	}
 	repo := r.Git()
 	dir, file := splitPath(rel)
 	byDir := map[plumbing.Hash]plumbing.Hash{} // directory tree -> the file's blob (zero: absent)
@@ -96,27 +92,11 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 		byCommit[c.Hash] = b
 		return b, nil
 	}
-	iter, err := repo.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
-	if err != nil {
-		return out, fmt.Errorf("read history of %s: %w", rel, err)
-	}
-	defer iter.Close()
-	for out.Scanned < maxCommits {
-		if err := ctx.Err(); err != nil {
-			return out, err
-		}
-		c, err := iter.Next()
-		if errors.Is(err, io.EOF) {
-			out.Complete = true // every commit was seen
-			break
-		}
-		if err != nil {
-			return out, fmt.Errorf("read history of %s: %w", rel, err)
-		}
+	out.Complete, err = r.WalkLog(ctx, maxCommits, func(c *object.Commit) (bool, error) {
 		out.Scanned++
 		blob, err := blobOf(c)
 		if err != nil {
-			return out, err
+			return false, err
 		}
 		// A version is a commit whose file differs from every parent's:
 		// a merge that took one side's version made nothing new.
@@ -124,11 +104,11 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 		for _, ph := range c.ParentHashes {
 			p, err := repo.CommitObject(ph)
 			if err != nil {
-				return out, fmt.Errorf("read history of %s: parent %s: %w", rel, ph, err)
+				return false, fmt.Errorf("parent %s: %w", ph, err)
 			}
 			pb, err := blobOf(p)
 			if err != nil {
-				return out, err
+				return false, err
 			}
 			inParent = inParent || !pb.IsZero()
 			if pb == blob {
@@ -139,24 +119,25 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 			// Unchanged, or a commit on a line of history that never had
 			// the file (another machine's commits before it merged the
 			// note, a root commit): no version.
-			continue
+			return false, nil
 		}
 		v := Version{Commit: c.Hash.String(), Time: c.Committer.When.Format("2006-01-02T15:04:05-07:00"),
 			Machine: strings.TrimPrefix(c.Author.Email, "anamnesis@"), Subject: firstLine(c.Message), Deleted: blob.IsZero()}
 		if !blob.IsZero() {
 			b, err := repo.BlobObject(blob)
 			if err != nil {
-				return out, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
+				return false, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
 			}
 			if v.Content, err = readBlob(b); err != nil {
-				return out, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
+				return false, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
 			}
 		}
 		out.Versions = append(out.Versions, v)
-		if !blob.IsZero() && !inParent {
-			out.Complete = true // the commit that added the file
-			break
-		}
+		// The commit that added the file ends the walk.
+		return !blob.IsZero() && !inParent, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("history of %s: %w", rel, err)
 	}
 	return out, nil
 }
@@ -266,15 +247,11 @@ func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineAc
 		if err != nil {
 			return nil, false, err
 		}
-		head, err := r.Head()
-		if err != nil {
+		if complete, err = r.WalkLog(ctx, maxCommits, func(c *object.Commit) (bool, error) {
+			countCommit(c, get)
+			return false, nil
+		}); err != nil {
 			return nil, false, err
-		}
-		if !head.IsZero() {
-			complete, err = scanCommits(ctx, r.Git(), head, maxCommits, get)
-			if err != nil {
-				return nil, false, err
-			}
 		}
 	}
 	for _, a := range by {
@@ -290,39 +267,20 @@ func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineAc
 	return machines, complete, nil
 }
 
-// scanCommits reads the newest n commits (commit objects only, no trees)
-// into each machine's activity.
-func scanCommits(ctx context.Context, repo *git.Repository, head plumbing.Hash, n int, get func(string) *MachineActivity) (bool, error) {
-	iter, err := repo.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
-	if err != nil {
-		return false, fmt.Errorf("read history: %w", err)
+// countCommit adds one commit to its machine's activity (the walk is
+// newest first, so the first commit seen of a machine is its last).
+func countCommit(c *object.Commit, get func(string) *MachineActivity) {
+	m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
+	if !ok {
+		m = c.Author.Email // a commit made by hand: still a writer
 	}
-	defer iter.Close()
-	for i := 0; i < n; i++ {
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-		c, err := iter.Next()
-		if errors.Is(err, io.EOF) {
-			return true, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("read history: %w", err)
-		}
-		m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
-		if !ok {
-			m = c.Author.Email // a commit made by hand: still a writer
-		}
-		a := get(m)
-		a.Commits++
-		when := c.Committer.When.UTC().Format("2006-01-02T15:04:05Z")
-		if a.LastCommit == "" {
-			a.LastCommit, a.LastSubject = when, firstLine(c.Message)
-		}
-		if c.NumParents() > 1 && a.LastMerge == "" {
-			a.LastMerge = when
-		}
+	a := get(m)
+	a.Commits++
+	when := c.Committer.When.UTC().Format("2006-01-02T15:04:05Z")
+	if a.LastCommit == "" {
+		a.LastCommit, a.LastSubject = when, firstLine(c.Message)
 	}
-	_, err = iter.Next()
-	return errors.Is(err, io.EOF), nil
+	if c.NumParents() > 1 && a.LastMerge == "" {
+		a.LastMerge = when
+	}
 }

@@ -432,36 +432,56 @@ func createRefLock(lock string) (*os.File, error) {
 
 func blobHash(data []byte) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }
 
+// WalkLog calls fn with main's commits, newest first by committer time,
+// at most n of them, until fn asks to stop. complete reports that nothing
+// was left unread: the history ended, or fn stopped the walk. An empty
+// repository is complete at once.
+func (g *Repo) WalkLog(ctx context.Context, n int, fn func(*object.Commit) (stop bool, err error)) (complete bool, err error) {
+	head, err := g.Head()
+	if err != nil || head.IsZero() {
+		return err == nil, err
+	}
+	iter, err := g.r.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
+	if err != nil {
+		return false, fmt.Errorf("read history: %w", err)
+	}
+	defer iter.Close()
+	for i := 0; i <= n; i++ {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		c, err := iter.Next()
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read history: %w", err)
+		}
+		if i == n {
+			return false, nil // one more than asked for: the walk was cut short
+		}
+		if stop, err := fn(c); err != nil || stop {
+			return err == nil, err
+		}
+	}
+	return false, nil
+}
+
 // LastCommitByMachine maps each machine id to the committer time of its
 // newest commit (authored anamnesis@MACHINE) among the newest n commits of
 // main, formatted as `git log --format=%cI` prints it. An empty repository
 // gives an empty map.
 func (g *Repo) LastCommitByMachine(ctx context.Context, n int) (map[string]string, error) {
 	out := map[string]string{}
-	head, err := g.Head()
-	if err != nil || head.IsZero() {
-		return out, err
-	}
-	iter, err := g.r.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
-	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
-	}
-	defer iter.Close()
-	for i := 0; i < n; i++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		c, err := iter.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read history: %w", err)
-		}
+	_, err := g.WalkLog(ctx, n, func(c *object.Commit) (bool, error) {
 		m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
 		if ok && out[m] == "" {
 			out[m] = c.Committer.When.Format("2006-01-02T15:04:05-07:00")
 		}
+		return false, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

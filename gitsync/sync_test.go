@@ -15,6 +15,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 var ctx = context.Background()
@@ -721,5 +722,38 @@ func TestLastCommitByMachine(t *testing.T) {
 	}
 	if len(want) != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v, git log says %v", got, want)
+	}
+}
+
+// WalkLog visits as many commits as git log lists, newest first, and says
+// whether it saw them all: cut short by n, not when n covers the history
+// exactly, and complete when the visitor stops it.
+func TestWalkLog(t *testing.T) {
+	hub := testutil.BareHub(t)
+	a := newMachine(t, "desk", hub)
+	for i := 0; i < 3; i++ {
+		a.write(mkNote(a, fmt.Sprintf("n%d", i), "body"))
+		a.sync()
+	}
+	want := strings.Fields(testutil.Git(t, a.repo.dir, "log", "--format=%H"))
+	walk := func(n, stopAt int) ([]string, bool) {
+		var seen []string
+		complete, err := a.repo.WalkLog(ctx, n, func(c *object.Commit) (bool, error) {
+			seen = append(seen, c.Hash.String())
+			return len(seen) == stopAt, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seen, complete
+	}
+	if seen, complete := walk(len(want), 0); !complete || strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Errorf("whole history: complete=%v %v, git log %v", complete, seen, want)
+	}
+	if seen, complete := walk(len(want)-1, 0); complete || len(seen) != len(want)-1 {
+		t.Errorf("cut short: complete=%v, %d commits", complete, len(seen))
+	}
+	if seen, complete := walk(len(want), 1); !complete || len(seen) != 1 {
+		t.Errorf("stopped by the visitor: complete=%v, %d commits", complete, len(seen))
 	}
 }
