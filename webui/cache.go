@@ -14,20 +14,16 @@ import (
 // The fleet page shows the last answer with its time and starts a new
 // check in the background when it is older than slowMaxAge.
 type slowCache struct {
-	mu        sync.Mutex
-	running   bool
-	at        time.Time // when the last check finished; zero: never
-	checks    []anamnesis.Check
-	tailnet   *Tailnet
-	tailErr   string
-	durations time.Duration
+	mu   sync.Mutex
+	last slowSnapshot // At zero: never checked
 }
 
 const slowMaxAge = 2 * time.Minute
 
+// slowSnapshot is the last check, as the fleet page shows it.
 type slowSnapshot struct {
 	Running  bool
-	At       time.Time
+	At       time.Time // when the last check finished
 	Checks   []anamnesis.Check
 	Tailnet  *Tailnet
 	TailErr  string
@@ -37,7 +33,7 @@ type slowSnapshot struct {
 func (c *slowCache) snapshot() slowSnapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return slowSnapshot{Running: c.running, At: c.at, Checks: c.checks, Tailnet: c.tailnet, TailErr: c.tailErr, Duration: c.durations}
+	return c.last
 }
 
 // refreshSlow starts a check unless one runs; wait makes the caller wait
@@ -45,11 +41,11 @@ func (c *slowCache) snapshot() slowSnapshot {
 func (s *Server) refreshSlow(wait bool) {
 	c := &s.slow
 	c.mu.Lock()
-	if c.running {
+	if c.last.Running {
 		c.mu.Unlock()
 		return
 	}
-	c.running = true
+	c.last.Running = true
 	c.mu.Unlock()
 	run := func() {
 		start := time.Now()
@@ -67,7 +63,7 @@ func (s *Server) refreshSlow(wait bool) {
 			}
 		}
 		c.mu.Lock()
-		c.running, c.at, c.checks, c.tailnet, c.tailErr, c.durations = false, s.opts.Now(), checks, tn, tailErr, time.Since(start)
+		c.last = slowSnapshot{At: s.opts.Now(), Checks: checks, Tailnet: tn, TailErr: tailErr, Duration: time.Since(start)}
 		c.mu.Unlock()
 	}
 	if wait {
