@@ -17,7 +17,7 @@ import (
 // than scoring BM25 under another name.
 func (s *Store) Evaluate(ctx context.Context, cases []eval.Case, ks []int, mode string) (*eval.Report, error) {
 	if mode == "" {
-		mode = ModeFTS
+		mode = s.DefaultMode()
 	}
 	replacedBy, err := s.superseders(ctx)
 	if err != nil {

@@ -111,10 +111,19 @@ func (s *Store) WarmVectors(ctx context.Context) {
 	}
 }
 
+// DefaultMode is the search mode of a caller that names none: hybrid
+// with an embedder, else fts. SearchMode and Evaluate read "" as it.
+func (s *Store) DefaultMode() string {
+	if s.embedder != nil {
+		return ModeHybrid
+	}
+	return ModeFTS
+}
+
 // HasEmbedder reports whether a vector leg is configured.
 func (s *Store) HasEmbedder() bool { return s.embedder != nil }
 
-// SearchMode ranks notes by mode: ModeFTS is Search; ModeVec ranks by
+// SearchMode ranks notes by mode ("": DefaultMode): ModeFTS is Search; ModeVec ranks by
 // cosine to the query's embedding; ModeHybrid fuses both by reciprocal
 // rank (fuse), then the optional decay. Every hit says why it ranked
 // where it did (BM25Rank, VecRank, Cosine, Decay, Score). When the query
@@ -122,8 +131,11 @@ func (s *Store) HasEmbedder() bool { return s.embedder != nil }
 // search returns the BM25 ranking and the error as degraded, so the
 // caller can say so in one line and go on.
 func (s *Store) SearchMode(ctx context.Context, query string, f index.Filter, mode string) (hits []index.Hit, degraded error, err error) {
+	if mode == "" {
+		mode = s.DefaultMode()
+	}
 	switch mode {
-	case "", ModeFTS:
+	case ModeFTS:
 		hits, err := s.Search(ctx, query, f)
 		return hits, nil, err
 	case ModeVec, ModeHybrid:

@@ -62,8 +62,8 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	var err error
 	if d.Q != "" {
 		d.Searching = true
-		if d.Mode == "" && d.HasEmbedder {
-			d.Mode = anamnesis.ModeHybrid
+		if d.Mode == "" {
+			d.Mode = s.st.DefaultMode()
 		}
 		f.Limit = PageSize
 		var degraded error

@@ -29,6 +29,7 @@ type Store interface {
 	Count(ctx context.Context, f anamnesis.Filter) (int, error)
 	SearchMode(ctx context.Context, query string, f anamnesis.Filter, mode string) ([]anamnesis.Hit, error, error)
 	HasEmbedder() bool
+	DefaultMode() string
 	Facets(ctx context.Context) (anamnesis.Facets, error)
 	SupersededBy(ctx context.Context, ids []string) (map[string][]string, error)
 	GetFile(ctx context.Context, id string) (*note.Note, string, []byte, error)

@@ -71,11 +71,7 @@ func evalCommand() *cli.Command {
 					}
 					what = c.String("dataset")
 				}
-				mode := c.String("mode")
-				if mode == "" && s.HasEmbedder() {
-					mode = anamnesis.ModeHybrid
-				}
-				rep, err := s.Evaluate(ctx, cases, ks, mode)
+				rep, err := s.Evaluate(ctx, cases, ks, c.String("mode"))
 				if err != nil {
 					return err
 				}

@@ -174,10 +174,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			if in.K < 0 || in.K > anamnesis.MaxK {
 				return nil, notesOut{}, fmt.Errorf("k: must be between 1 and %d", anamnesis.MaxK)
 			}
-			mode := anamnesis.ModeFTS
-			if s.HasEmbedder() {
-				mode = anamnesis.ModeHybrid
-			}
+			mode := s.DefaultMode()
 			hits, degraded, err := s.SearchMode(ctx, in.Query, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K}, mode)
 			if err != nil {
 				return nil, notesOut{}, err

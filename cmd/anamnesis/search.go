@@ -33,11 +33,7 @@ func searchCommand() *cli.Command {
 			}
 			query := strings.Join(c.Args().Slice(), " ")
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
-				mode := c.String("mode")
-				if mode == "" && s.HasEmbedder() {
-					mode = anamnesis.ModeHybrid
-				}
-				hits, degraded, err := s.SearchMode(ctx, query, filterFrom(c, c.Int("k")), mode)
+				hits, degraded, err := s.SearchMode(ctx, query, filterFrom(c, c.Int("k")), c.String("mode"))
 				if err != nil {
 					return err
 				}
