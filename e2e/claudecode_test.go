@@ -12,6 +12,16 @@ import (
 	"time"
 )
 
+// writeDemoNotes writes the two notes the hook tests look for: one of
+// project demo for SessionStart, one of another project that only the
+// walrus prompt recalls.
+func writeDemoNotes(u *user) {
+	u.anamnesis("write", "--type", "procedural", "--project", "demo", "--title", "Deploys go through the blue-green switch",
+		"--body", "The zanzibar flag flips traffic between blue and green.")
+	u.anamnesis("write", "--type", "semantic", "--project", "other", "--title", "Walrus cache tuning",
+		"--body", "The walrus cache needs 512 MB for the ingest workers.")
+}
+
 // TestClaudeCodeHooks drives the real Claude Code CLI after `anamnesis
 // init`: the SessionStart note and a prompt-relevant note must reach the
 // model, and the session must be captured as a committed episodic note.
@@ -19,10 +29,7 @@ func TestClaudeCodeHooks(t *testing.T) {
 	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
 	u := newUser(t)
 	u.anamnesis("init", "--yes", "--local-only", "--no-mcp")
-	u.anamnesis("write", "--type", "procedural", "--project", "demo", "--title", "Deploys go through the blue-green switch",
-		"--body", "The zanzibar flag flips traffic between blue and green.")
-	u.anamnesis("write", "--type", "semantic", "--project", "other", "--title", "Walrus cache tuning",
-		"--body", "The walrus cache needs 512 MB for the ingest workers.")
+	writeDemoNotes(u)
 	dir := u.project("demo")
 	// The reply records a decision: a bare question and answer gets no note.
 	api := startFakeAPI(t, Reply{Text: "Use 512 MB. Going forward we will use 512 MB for the ingest workers."})
@@ -111,10 +118,7 @@ func TestClaudeCodeHooksUnderAwkwardPaths(t *testing.T) {
 	if h := doc.Hooks["SessionStart"]; len(h) != 1 || h[0].Hooks[0].Command != bin || !slices.Equal(h[0].Hooks[0].Args, []string{"--home", u.store, "hook", "session-start"}) {
 		t.Fatalf("SessionStart is not in exec form:\n%s", settings)
 	}
-	u.anamnesis("write", "--type", "procedural", "--project", "demo", "--title", "Deploys go through the blue-green switch",
-		"--body", "The zanzibar flag flips traffic between blue and green.")
-	u.anamnesis("write", "--type", "semantic", "--project", "other", "--title", "Walrus cache tuning",
-		"--body", "The walrus cache needs 512 MB for the ingest workers.")
+	writeDemoNotes(u)
 	dir := u.project("demo")
 	api := startFakeAPI(t, Reply{Text: "Use 512 MB."})
 	prompt := "how big should the walrus cache be for ingest?"
