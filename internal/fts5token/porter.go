@@ -112,79 +112,51 @@ type rule struct {
 // FTS5 dispatches on the second-to-last byte and then tries that group's
 // suffixes in order; the first suffix that matches decides, whether or not
 // its condition holds. Grouping by the suffix's own second-to-last byte
-// reproduces that.
+// reproduces that. The sets are written out grouped, as array literals the
+// compiler lays out: a table built by a function runs in the package's
+// initialiser, in every process of the binary.
 type ruleSet [256][]rule
 
-func newRuleSet(rules ...rule) *ruleSet {
-	var rs ruleSet
-	for _, r := range rules {
-		k := r.suffix[len(r.suffix)-2]
-		rs[k] = append(rs[k], r)
-	}
-	return &rs
-}
-
 var (
-	step2 = newRuleSet(
-		rule{"ational", "ate", mGt0},
-		rule{"tional", "tion", mGt0},
-		rule{"enci", "ence", mGt0},
-		rule{"anci", "ance", mGt0},
-		rule{"izer", "ize", mGt0},
-		rule{"logi", "log", mGt0},
-		rule{"bli", "ble", mGt0},
-		rule{"alli", "al", mGt0},
-		rule{"entli", "ent", mGt0},
-		rule{"eli", "e", mGt0},
-		rule{"ousli", "ous", mGt0},
-		rule{"ization", "ize", mGt0},
-		rule{"ation", "ate", mGt0},
-		rule{"ator", "ate", mGt0},
-		rule{"alism", "al", mGt0},
-		rule{"iveness", "ive", mGt0},
-		rule{"fulness", "ful", mGt0},
-		rule{"ousness", "ous", mGt0},
-		rule{"aliti", "al", mGt0},
-		rule{"iviti", "ive", mGt0},
-		rule{"biliti", "ble", mGt0},
-	)
-	step3 = newRuleSet(
-		rule{"ical", "ic", mGt0},
-		rule{"ness", "", mGt0},
-		rule{"icate", "ic", mGt0},
-		rule{"iciti", "ic", mGt0},
-		rule{"ful", "", mGt0},
-		rule{"ative", "", mGt0},
-		rule{"alize", "al", mGt0},
-	)
-	step4 = newRuleSet(
-		rule{"al", "", mGt1},
-		rule{"ance", "", mGt1},
-		rule{"ence", "", mGt1},
-		rule{"er", "", mGt1},
-		rule{"ic", "", mGt1},
-		rule{"able", "", mGt1},
-		rule{"ible", "", mGt1},
-		rule{"ant", "", mGt1},
-		rule{"ement", "", mGt1},
-		rule{"ment", "", mGt1},
-		rule{"ent", "", mGt1},
-		rule{"ion", "", mGt1ST},
-		rule{"ou", "", mGt1},
-		rule{"ism", "", mGt1},
-		rule{"ate", "", mGt1},
-		rule{"iti", "", mGt1},
-		rule{"ous", "", mGt1},
-		rule{"ive", "", mGt1},
-		rule{"ize", "", mGt1},
-	)
+	step2 = ruleSet{
+		'a': {{"ational", "ate", mGt0}, {"tional", "tion", mGt0}},
+		'c': {{"enci", "ence", mGt0}, {"anci", "ance", mGt0}},
+		'e': {{"izer", "ize", mGt0}},
+		'g': {{"logi", "log", mGt0}},
+		'l': {{"bli", "ble", mGt0}, {"alli", "al", mGt0}, {"entli", "ent", mGt0}, {"eli", "e", mGt0}, {"ousli", "ous", mGt0}},
+		'o': {{"ization", "ize", mGt0}, {"ation", "ate", mGt0}, {"ator", "ate", mGt0}},
+		's': {{"alism", "al", mGt0}, {"iveness", "ive", mGt0}, {"fulness", "ful", mGt0}, {"ousness", "ous", mGt0}},
+		't': {{"aliti", "al", mGt0}, {"iviti", "ive", mGt0}, {"biliti", "ble", mGt0}},
+	}
+	step3 = ruleSet{
+		'a': {{"ical", "ic", mGt0}},
+		's': {{"ness", "", mGt0}},
+		't': {{"icate", "ic", mGt0}, {"iciti", "ic", mGt0}},
+		'u': {{"ful", "", mGt0}},
+		'v': {{"ative", "", mGt0}},
+		'z': {{"alize", "al", mGt0}},
+	}
+	step4 = ruleSet{
+		'a': {{"al", "", mGt1}},
+		'c': {{"ance", "", mGt1}, {"ence", "", mGt1}},
+		'e': {{"er", "", mGt1}},
+		'i': {{"ic", "", mGt1}},
+		'l': {{"able", "", mGt1}, {"ible", "", mGt1}},
+		'n': {{"ant", "", mGt1}, {"ement", "", mGt1}, {"ment", "", mGt1}, {"ent", "", mGt1}},
+		'o': {{"ion", "", mGt1ST}, {"ou", "", mGt1}},
+		's': {{"ism", "", mGt1}},
+		't': {{"ate", "", mGt1}, {"iti", "", mGt1}},
+		'u': {{"ous", "", mGt1}},
+		'v': {{"ive", "", mGt1}},
+		'z': {{"ize", "", mGt1}},
+	}
 	// Step 1b's second half, applied only after step 1b removed "ed" or
 	// "ing"; unconditional.
-	step1b2 = newRuleSet(
-		rule{"at", "ate", nil},
-		rule{"bl", "ble", nil},
-		rule{"iz", "ize", nil},
-	)
+	step1b2 = ruleSet{
+		'a': {{"at", "ate", nil}},
+		'b': {{"bl", "ble", nil}},
+		'i': {{"iz", "ize", nil}},
+	}
 )
 
 // apply runs one rule set on w[:n] and returns the new length and whether
