@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -24,7 +25,7 @@ import (
 // scp-style ssh remotes (git@host:path) and URLs without credentials
 // come back unchanged.
 func Redact(remote string) string {
-	return urlWithUserinfo.ReplaceAllStringFunc(remote, func(m string) string {
+	return urlWithUserinfo().ReplaceAllStringFunc(remote, func(m string) string {
 		scheme, userinfo, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
 		return scheme + "://" + redactUserinfo(scheme, userinfo) + "@"
 	})
@@ -32,8 +33,10 @@ func Redact(remote string) string {
 
 // urlWithUserinfo matches the scheme and user information of a URL: up
 // to the last @ before the path, so a password holding a raw @ is
-// covered whole.
-var urlWithUserinfo = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#"'<>]+@`)
+// covered whole. Compiled on first use, not in every hook process.
+var urlWithUserinfo = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#"'<>]+@`)
+})
 
 // splitUserinfo cuts scheme://USERINFO@rest; ok is false for anything
 // without user information.

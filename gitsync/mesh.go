@@ -25,7 +25,8 @@ type PeerResult struct {
 	Error   string `json:"error,omitempty"`
 }
 
-var refUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+// refUnsafe is compiled on first use, not in every hook process.
+var refUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // peerName turns a peer URL into a remote-tracking ref name.
 func peerName(u string) string {
@@ -33,7 +34,7 @@ func peerName(u string) string {
 	if p, err := url.Parse(u); err == nil && p.Host != "" {
 		name = p.Host
 	}
-	return "peer-" + strings.Trim(refUnsafe.ReplaceAllString(name, "-"), "-.")
+	return "peer-" + strings.Trim(refUnsafe().ReplaceAllString(name, "-"), "-.")
 }
 
 // syncPeers fetches main from every peer in parallel (each bounded by the
