@@ -12,11 +12,7 @@ import (
 
 // Count counts the notes a filter selects.
 func (ix *Index) Count(ctx context.Context, f Filter) (int, error) {
-	clauses, args := f.where(nil, nil)
-	q := `SELECT count(*) FROM memories m`
-	if len(clauses) > 0 {
-		q += " WHERE " + strings.Join(clauses, " AND ")
-	}
+	q, args := countSQL(f)
 	var n int
 	if err := ix.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
 		return 0, ix.wrap("count", err)
@@ -29,29 +25,7 @@ func (ix *Index) Count(ctx context.Context, f Filter) (int, error) {
 // first and only that page is loaded: sorting whole rows would fetch every
 // body and tag list of a project just to keep a few.
 func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
-	clauses, args := f.where(nil, nil)
-	q := `SELECT m.rowid FROM memories m`
-	if f.ArrivedAfter > 0 {
-		// A session asks on every prompt: the few recent arrivals are
-		// found through their time (CROSS JOIN fixes the order), never by
-		// scanning a project's notes, which from a cold process read
-		// hundreds of pages.
-		q = `SELECT m.rowid FROM memory_arrivals a INDEXED BY idx_arrivals_time CROSS JOIN memories m ON m.id = a.memory_id`
-		clauses, args = append([]string{"a.arrived_ns > ?"}, clauses...), append([]any{f.ArrivedAfter}, args...)
-	}
-	if c := f.Before; c != nil {
-		// The first term is a range SQLite can start idx_mem_recency's
-		// walk at; the second breaks ties on updated_at as ORDER BY does.
-		clauses = append(clauses, "m.updated_at <= ?", "(m.updated_at < ? OR m.id < ?)")
-		args = append(args, c.UpdatedAt, c.UpdatedAt, c.ID)
-	}
-	if len(clauses) > 0 {
-		q += " WHERE " + strings.Join(clauses, " AND ")
-	}
-	q += " ORDER BY m.updated_at DESC, m.id DESC"
-	if f.Limit > 0 {
-		q += " LIMIT " + strconv.Itoa(f.Limit)
-	}
+	q, args := listSQL(f)
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, ix.wrap("list", err)
@@ -90,6 +64,44 @@ func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
 		rowids = rowids[n:]
 	}
 	return out, nil
+}
+
+// countSQL is Count's query.
+func countSQL(f Filter) (string, []any) {
+	clauses, args := f.where(nil, nil)
+	q := `SELECT count(*) FROM memories m`
+	if len(clauses) > 0 {
+		q += " WHERE " + strings.Join(clauses, " AND ")
+	}
+	return q, args
+}
+
+// listSQL is List's query for the rowids of a page.
+func listSQL(f Filter) (string, []any) {
+	clauses, args := f.where(nil, nil)
+	q := `SELECT m.rowid FROM memories m`
+	if f.ArrivedAfter > 0 {
+		// A session asks on every prompt: the few recent arrivals are
+		// found through their time (CROSS JOIN fixes the order), never by
+		// scanning a project's notes, which from a cold process read
+		// hundreds of pages.
+		q = `SELECT m.rowid FROM memory_arrivals a INDEXED BY idx_arrivals_time CROSS JOIN memories m ON m.id = a.memory_id`
+		clauses, args = append([]string{"a.arrived_ns > ?"}, clauses...), append([]any{f.ArrivedAfter}, args...)
+	}
+	if c := f.Before; c != nil {
+		// The first term is a range SQLite can start idx_mem_recency's
+		// walk at; the second breaks ties on updated_at as ORDER BY does.
+		clauses = append(clauses, "m.updated_at <= ?", "(m.updated_at < ? OR m.id < ?)")
+		args = append(args, c.UpdatedAt, c.UpdatedAt, c.ID)
+	}
+	if len(clauses) > 0 {
+		q += " WHERE " + strings.Join(clauses, " AND ")
+	}
+	q += " ORDER BY m.updated_at DESC, m.id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT " + strconv.Itoa(f.Limit)
+	}
+	return q, args
 }
 
 // Get returns the indexed note with id.
