@@ -83,12 +83,18 @@ func RunStartup(ctx context.Context, cfg StartupConfig) ([]StartupFigures, error
 	if err != nil {
 		return nil, err
 	}
-	home := filepath.Join(cfg.Dir, "startup-home")
-	env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=bench")
-	proj, err := hookFixture(ctx, bc, cfg.Binaries[0], src, home, env)
-	if err != nil {
-		return nil, err
+	// Each binary gets a home of its own, indexed by itself: binaries of
+	// two index schema versions sharing one would rebuild it in turn.
+	envs := make([][]string, len(cfg.Binaries))
+	var proj string
+	for b, bin := range cfg.Binaries {
+		home := filepath.Join(cfg.Dir, fmt.Sprintf("startup-home-%d", b))
+		envs[b] = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=bench")
+		if proj, err = hookFixture(ctx, bc, bin, src, home, envs[b]); err != nil {
+			return nil, err
+		}
 	}
+	env := envs[0]
 
 	// times runs every binary's command cfg.Runs times, interleaved, after
 	// two untimed rounds that warm the page cache.
@@ -101,7 +107,7 @@ func RunStartup(ctx context.Context, cfg StartupConfig) ([]StartupFigures, error
 				if stdin != nil {
 					in = stdin(i + 2)
 				}
-				d, c, err := timeProcCPU(ctx, bin, env, in, args...)
+				d, c, err := timeProcCPU(ctx, bin, envs[b], in, args...)
 				if err != nil {
 					return nil, nil, err
 				}
