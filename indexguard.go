@@ -60,7 +60,7 @@ func (s *Store) openIndex(ctx context.Context) error {
 	}
 	_, statErr := os.Stat(p)
 	existed := statErr == nil
-	ix, needsRebuild, err := index.Open(ctx, p, index.Options{Busy: s.busy})
+	ix, needsRebuild, err := index.Open(ctx, p, s.indexOptions())
 	if index.IsCorrupt(err) {
 		if s.deferRebuild {
 			return fmt.Errorf("index %s is damaged: %w", p, ErrNeedsRebuild)
@@ -153,7 +153,7 @@ func (s *Store) repairAtOpen(ctx context.Context, cause error) error {
 		return err
 	}
 	defer lock.Release()
-	ix, needs, err := index.Open(ctx, s.indexPath(), index.Options{Busy: s.busy})
+	ix, needs, err := index.Open(ctx, s.indexPath(), s.indexOptions())
 	if err == nil {
 		s.ix = ix
 		if !needs {
@@ -193,7 +193,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 	}
 	defer os.RemoveAll(dir)
 	tmp := filepath.Join(dir, IndexFile)
-	fresh, _, err := index.Open(ctx, tmp, index.Options{Busy: s.busy})
+	fresh, _, err := index.Open(ctx, tmp, s.indexOptions())
 	if err != nil {
 		return ReconcileReport{}, fmt.Errorf("rebuild damaged index %s: %w", p, err)
 	}
@@ -226,7 +226,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 		}
 	}
 	if reopen {
-		ix, _, err := index.Open(ctx, p, index.Options{Busy: s.busy})
+		ix, _, err := index.Open(ctx, p, s.indexOptions())
 		if err != nil {
 			return ReconcileReport{}, err
 		}
@@ -339,7 +339,7 @@ func (s *Store) useTemporaryIndex(ctx context.Context, why string) error {
 	if err != nil {
 		return fmt.Errorf("home %s is read-only and its index is %s; a temporary index cannot be made either: %w", s.home, why, err)
 	}
-	ix, _, err := index.Open(ctx, filepath.Join(dir, IndexFile), index.Options{Busy: s.busy})
+	ix, _, err := index.Open(ctx, filepath.Join(dir, IndexFile), s.indexOptions())
 	if err == nil {
 		_, err = s.rebuildInto(ctx, ix)
 		if err != nil {
@@ -359,4 +359,9 @@ func (s *Store) useTemporaryIndex(ctx context.Context, why string) error {
 	s.ix, s.tmpIndex = ix, dir
 	s.notice(fmt.Sprintf("home %s is read-only and its index is %s; searching a temporary index of the note files", s.home, why))
 	return nil
+}
+
+// indexOptions are the options every index of this store opens with.
+func (s *Store) indexOptions() index.Options {
+	return index.Options{Busy: s.busy, CacheStatements: s.server}
 }

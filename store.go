@@ -85,6 +85,11 @@ type Options struct {
 	// damage): for callers on a latency budget, such as hooks, which start
 	// the rebuild in the background instead (17 s at 100,000 notes).
 	DeferRebuild bool
+	// Server marks a process that answers many requests (the MCP server,
+	// the web UI, serve): its index keeps prepared statements for its
+	// life. A command or hook prepares each in the transaction that runs
+	// it, on one connection (index.Options.CacheStatements).
+	Server bool
 }
 
 // ErrNoStore is Open's answer, without Options.Create, for a home that
@@ -136,6 +141,7 @@ type Store struct {
 	now           func() time.Time
 
 	deferRebuild bool
+	server       bool    // Options.Server
 	decayDays    float64 // > 0: recency decay in Search (see decay)
 
 	readOnly bool   // the home cannot be written (indexguard.go)
@@ -176,6 +182,7 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 		decayDays: cfg.DecayDays,
 
 		deferRebuild: opts.DeferRebuild,
+		server:       opts.Server,
 	}
 	if opts.DecayDays != 0 {
 		s.decayDays = opts.DecayDays

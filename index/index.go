@@ -47,12 +47,14 @@ const (
 // processes may open the same file (WAL, busy timeout, immediate write
 // transactions).
 type Index struct {
-	db   *sql.DB
-	path string
-	busy time.Duration // the busy timeout, for error messages
+	db         *sql.DB
+	path       string
+	busy       time.Duration // the busy timeout, for error messages
+	cacheStmts bool          // see Options.CacheStatements
 
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
+	mu      sync.Mutex
+	stmts   map[string]*sql.Stmt  // with cacheStmts
+	txStmts map[string]txPrepared // without: each statement of the latest transaction to use it
 
 	paths SearchPaths
 	accs  sync.Pool // *[]float64 score arrays (rank_postings.go)
@@ -88,6 +90,14 @@ type Options struct {
 	// lock (0: 10 s). Hooks use a short one: Claude Code gives SessionEnd
 	// 1.5 s in all.
 	Busy time.Duration
+	// CacheStatements keeps prepared statements for the life of the Index,
+	// for a process that serves many queries (the MCP server, the web UI).
+	// Without it a statement is prepared in the transaction that runs it,
+	// on that transaction's connection: preparing for the cache while a
+	// transaction holds the only connection opens a second one, which
+	// reads the schema and the pages again (3 ms and more in a hook), and
+	// the transaction then prepares the statement once more anyway.
+	CacheStatements bool
 }
 
 // Open opens or creates the index at path. needsRebuild reports that the
@@ -113,7 +123,7 @@ func Open(ctx context.Context, path string, o Options) (ix *Index, needsRebuild 
 	if err != nil {
 		return nil, false, fmt.Errorf("open index %s: %w", path, err)
 	}
-	ix = &Index{db: db, path: path, busy: busy, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
+	ix = &Index{db: db, path: path, busy: busy, cacheStmts: o.CacheStatements, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
 	defer func() {
 		if err != nil {
 			db.Close()
@@ -329,9 +339,45 @@ func (ix *Index) Close() error {
 	for _, s := range ix.stmts {
 		s.Close()
 	}
-	ix.stmts = nil
+	ix.stmts, ix.txStmts = nil, nil
 	ix.mu.Unlock()
 	return ix.db.Close()
+}
+
+// txPrepared is a statement prepared in one transaction.
+type txPrepared struct {
+	tx *sql.Tx
+	st *sql.Stmt
+}
+
+// txStmt returns q prepared in tx: from the cache with
+// Options.CacheStatements, else prepared on tx's connection. The
+// transaction closes it.
+func (ix *Index) txStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	if !ix.cacheStmts {
+		// Kept for the rest of tx: some statements run once per posting
+		// looked up. A map entry keeps its transaction reachable, so a
+		// later transaction cannot have the same address.
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		if p, ok := ix.txStmts[q]; ok && p.tx == tx {
+			return p.st, nil
+		}
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if ix.txStmts == nil {
+			ix.txStmts = map[string]txPrepared{}
+		}
+		ix.txStmts[q] = txPrepared{tx, st}
+		return st, nil
+	}
+	st, err := ix.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st), nil
 }
 
 // stmt returns a cached prepared statement: search runs on every prompt,

@@ -60,11 +60,10 @@ func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64
 		return nil, ix.wrap("read", err)
 	}
 	limit := distinctiveLimit(n, frac)
-	st, err := ix.stmt(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
+	st, err := ix.txStmt(ctx, tx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	st = tx.StmtContext(ctx, st)
 	var out []string
 	seen := map[string]bool{}
 	for _, t := range toks {

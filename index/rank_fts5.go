@@ -127,11 +127,10 @@ func (ix *Index) plan(ctx context.Context, tx *sql.Tx, toks []string) (queryPlan
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
 		return p, ix.wrap("search", err)
 	}
-	st, err := ix.stmt(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
+	st, err := ix.txStmt(ctx, tx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
 	if err != nil {
 		return p, ix.wrap("search", err)
 	}
-	st = tx.StmtContext(ctx, st)
 	df := map[string]int64{}
 	for _, t := range toks {
 		var c int64
@@ -184,11 +183,11 @@ func (ix *Index) rank(ctx context.Context, tx *sql.Tx, expr, only string, f Filt
 	q := `SELECT m.rowid, bm25(memories_fts) AS s FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE ` +
 		strings.Join(clauses, " AND ") + ` ORDER BY s, m.updated_at DESC LIMIT ?`
 	args = append(args, limit)
-	st, err := ix.stmt(ctx, q)
+	st, err := ix.txStmt(ctx, tx, q)
 	if err != nil {
 		return nil, nil, ix.wrap("search", err)
 	}
-	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, nil, ix.wrap("search", err)
 	}

@@ -140,11 +140,10 @@ func (ix *Index) loadStats(ctx context.Context, tx *sql.Tx, terms []string) (*qu
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM memories`).Scan(&q.maxRowid); err != nil {
 		return nil, ix.wrap("search", err)
 	}
-	st, err := ix.stmt(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
+	st, err := ix.txStmt(ctx, tx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
 	if err != nil {
 		return nil, ix.wrap("search", err)
 	}
-	st = tx.StmtContext(ctx, st)
 	for _, t := range terms {
 		if _, ok := q.lists[t]; ok {
 			continue
@@ -172,11 +171,11 @@ func (ix *Index) loadStats(ctx context.Context, tx *sql.Tx, terms []string) (*qu
 // score with the note's length from the postings of the phrase's first
 // token. It returns errNeedFTS5 when no count does (it never should).
 func (ix *Index) phraseList(ctx context.Context, tx *sql.Tx, q *queryStats, word string) (*termList, error) {
-	st, err := ix.stmt(ctx, `SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid`)
+	st, err := ix.txStmt(ctx, tx, `SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid`)
 	if err != nil {
 		return nil, ix.wrap("search", err)
 	}
-	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, `"`+word+`"`)
+	rows, err := st.QueryContext(ctx, `"`+word+`"`)
 	if err != nil {
 		return nil, ix.wrap("search", err)
 	}
@@ -236,11 +235,11 @@ func (ix *Index) phraseList(ctx context.Context, tx *sql.Tx, q *queryStats, word
 
 // chunks reads a token's postings and their chunk keys.
 func (ix *Index) chunks(ctx context.Context, tx *sql.Tx, term string) ([]int64, [][]byte, error) {
-	st, err := ix.stmt(ctx, `SELECT first, data FROM index_postings WHERE term = ? ORDER BY first`)
+	st, err := ix.txStmt(ctx, tx, `SELECT first, data FROM index_postings WHERE term = ? ORDER BY first`)
 	if err != nil {
 		return nil, nil, ix.wrap("search", err)
 	}
-	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, term)
+	rows, err := st.QueryContext(ctx, term)
 	if err != nil {
 		return nil, nil, ix.wrap("search", err)
 	}
@@ -425,11 +424,11 @@ func (ix *Index) lookup(ctx context.Context, tx *sql.Tx, term string, l *termLis
 		}
 		data = l.chunks[i]
 	} else {
-		st, err := ix.stmt(ctx, `SELECT data FROM index_postings WHERE term = ? AND first <= ? ORDER BY first DESC LIMIT 1`)
+		st, err := ix.txStmt(ctx, tx, `SELECT data FROM index_postings WHERE term = ? AND first <= ? ORDER BY first DESC LIMIT 1`)
 		if err != nil {
 			return posting{}, false, ix.wrap("search", err)
 		}
-		err = tx.StmtContext(ctx, st).QueryRowContext(ctx, term, rowid).Scan(&data)
+		err = st.QueryRowContext(ctx, term, rowid).Scan(&data)
 		if errors.Is(err, sql.ErrNoRows) {
 			return posting{}, false, nil
 		}
@@ -460,11 +459,10 @@ func (ix *Index) lookup(ctx context.Context, tx *sql.Tx, term string, l *termLis
 func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Filter, limit int, margin float64) ([]cand, error) {
 	clauses, args := f.where([]string{"m.rowid IN (SELECT value FROM json_each(?))"}, []any{nil})
 	clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
-	st, err := ix.stmt(ctx, `SELECT m.rowid, m.updated_at FROM memories m WHERE `+strings.Join(clauses, " AND "))
+	st, err := ix.txStmt(ctx, tx, `SELECT m.rowid, m.updated_at FROM memories m WHERE `+strings.Join(clauses, " AND "))
 	if err != nil {
 		return nil, ix.wrap("search", err)
 	}
-	st = tx.StmtContext(ctx, st)
 	checked := make(map[int64]bool, 4*limit)
 	var pass []cand
 	m := 2*limit + 8

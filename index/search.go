@@ -201,11 +201,11 @@ func (ix *Index) load(ctx context.Context, tx *sql.Tx, rowids []int64) ([]Hit, [
 	for i, r := range rowids {
 		args[i] = r
 	}
-	st, err := ix.stmt(ctx, selectHit+` WHERE m.rowid IN (`+ph+`)`)
+	st, err := ix.txStmt(ctx, tx, selectHit+` WHERE m.rowid IN (`+ph+`)`)
 	if err != nil {
 		return nil, nil, ix.wrap("read", err)
 	}
-	rows, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, nil, ix.wrap("read", err)
 	}

@@ -50,7 +50,7 @@ func mcpCommand() *cli.Command {
 			"memory_write, memory_sync. Logs go to stderr; the server exits when stdin closes.\n" +
 			"`anamnesis init` registers it with Claude Code.",
 		Action: func(c *cli.Context) error {
-			s, err := openStore(c, forCommand)
+			s, err := openStore(c, forServer)
 			if err != nil {
 				return err
 			}

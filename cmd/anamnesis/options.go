@@ -30,6 +30,9 @@ const (
 	// index that needs a rebuild is rebuilt in the background
 	// (ErrNeedsRebuild), not inside the hook.
 	forHook
+	// forServer: a command with a long life of many requests (mcp,
+	// ui, serve); the index keeps its prepared statements.
+	forServer
 )
 
 // remoteEnv overrides config.json's remote.
@@ -66,6 +69,7 @@ func storeOptions(c *cli.Context, mode openMode) (home string, o anamnesis.Optio
 			return nil, nil
 		}
 	default:
+		o.Server = mode == forServer
 		progress := newProgressLine(c.App.ErrWriter)
 		o.Progress = progress.update
 		o.Notice = func(s string) {

@@ -36,7 +36,7 @@ func serveCommand() *cli.Command {
 			if err := portFlag(c); err != nil {
 				return err
 			}
-			s, err := openStore(c, forCommand)
+			s, err := openStore(c, forServer)
 			if err != nil {
 				return err
 			}

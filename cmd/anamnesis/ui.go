@@ -41,7 +41,7 @@ func uiCommand() *cli.Command {
 			if c.IsSet("port") && (port < 1 || port > 65535) {
 				return usagef("--port must be between 1 and 65535, got %d", port)
 			}
-			s, err := openStore(c, forCommand)
+			s, err := openStore(c, forServer)
 			if err != nil {
 				return err
 			}
