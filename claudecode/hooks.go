@@ -124,6 +124,7 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	defer pruneState(env.StateDir, time.Now())
 	st, err := loadState(env.StateDir, in.SessionID)
 	if err != nil {
 		return "", err

@@ -89,20 +89,39 @@ func saveState(dir, session string, st sessionState) error {
 	if err := note.ReplaceFile(sessionFile(dir, session), data); err != nil {
 		return fmt.Errorf("write session state: %w", err)
 	}
-	pruneState(filepath.Join(dir, "sessions"))
 	return nil
 }
 
-// pruneState removes session state of sessions long over; best effort.
-func pruneState(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) < 64 {
+// pruneMarker is touched in the sessions directory by each pruning.
+const pruneMarker = ".pruned"
+
+// pruneState removes the state of sessions over for stateTTL; best
+// effort. It runs when a session starts, at most once a day: each run
+// reads the state of every session of the last two weeks (hundreds of
+// files for a busy user), which a hook should not do every time.
+func pruneState(stateDir string, now time.Time) {
+	if stateDir == "" {
 		return
 	}
-	cutoff := time.Now().Add(-stateTTL)
+	dir := filepath.Join(stateDir, "sessions")
+	marker := filepath.Join(dir, pruneMarker)
+	if fi, err := os.Stat(marker); err == nil && now.Sub(fi.ModTime()) < 24*time.Hour {
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	cutoff := now.Add(-stateTTL)
 	for _, e := range entries {
+		if e.Name() == pruneMarker {
+			continue
+		}
 		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
+	}
+	if f, err := os.Create(marker); err == nil {
+		f.Close()
 	}
 }
