@@ -10,7 +10,6 @@ require (
 	github.com/oklog/ulid/v2 v2.1.2
 	github.com/sergi/go-diff v1.4.0
 	github.com/urfave/cli/v2 v2.27.7
-	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.56.0
 	golang.org/x/sys v0.48.0

@@ -21,8 +21,9 @@
 // the random token from the printed URL, which is traded for an HttpOnly,
 // SameSite=Strict cookie; a request without it gets 401 and no note text.
 // Every POST carries a CSRF token. No CORS header is ever sent. Note text
-// is escaped by html/template, and markdown is rendered by goldmark with
-// raw HTML left out and dangerous link schemes dropped, under a
-// Content-Security-Policy that allows only the page's own script and
-// stylesheet.
+// is escaped by html/template, and markdown is rendered by
+// internal/markdown, which escapes all text (raw HTML shows as text),
+// keeps only http, https, mailto and relative link targets and never
+// emits an image, under a Content-Security-Policy that allows only the
+// page's own script and stylesheet.
 package webui

@@ -8,34 +8,22 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/internal/markdown"
 	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
 )
 
-// md renders note bodies. goldmark without html.WithUnsafe leaves raw
-// HTML out ("<!-- raw HTML omitted -->") and drops javascript:, vbscript:,
-// file: and non-image data: link targets: a note written on another
-// machine cannot put markup or script into the page.
-//
-// It is made on first use: building goldmark's parsers at start-up would
-// cost every process of the binary, the hooks included.
-var md = sync.OnceValue(func() goldmark.Markdown { return goldmark.New(goldmark.WithExtensions(extension.GFM)) })
-
-// markdown renders a note body. The result is safe to insert as HTML
-// (see md).
-func markdown(body string) template.HTML {
-	var b bytes.Buffer
-	if err := md().Convert([]byte(body), &b); err != nil {
-		// goldmark's renderer only fails when the writer does; a
-		// bytes.Buffer does not. Show the text, escaped, all the same.
-		return template.HTML("<pre>" + template.HTMLEscapeString(body) + "</pre>")
-	}
-	return template.HTML(b.String())
+// renderMarkdown renders a note body. Package markdown escapes every
+// byte of text, shows raw HTML as text, keeps link targets only for http,
+// https, mailto and relative URLs, and renders images as links: a note
+// written on another machine can put no markup or script into the page,
+// nor make it load anything, so the result goes into the page as is. (It
+// replaced goldmark, whose package initialisers ran in every process of
+// the binary, the hooks included.)
+func renderMarkdown(body string) template.HTML {
+	return template.HTML(markdown.HTML(body))
 }
 
 // DiffLine is one line of a unified diff: Op is ' ', '+', '-' or '~'
@@ -119,7 +107,7 @@ func splitFrontmatter(data []byte) (front, body string) {
 }
 
 var funcs = template.FuncMap{
-	"markdown": markdown,
+	"markdown": renderMarkdown,
 	"date":     shortDate,
 	"ago":      ago,
 	"snippet":  snippet,

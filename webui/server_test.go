@@ -161,8 +161,8 @@ func TestTokenBecomesCookie(t *testing.T) {
 }
 
 // Note text from other machines is data: markup in a title or body is
-// shown as text, raw HTML in markdown is left out, and a javascript:
-// link loses its target.
+// shown as text, raw HTML in markdown too, and a javascript: link loses
+// its target.
 func TestNoteTextIsEscaped(t *testing.T) {
 	s := openStore(t, "desk", "")
 	id := write(t, s, `<script>alert("title")</script>`, "Hello <script>alert('body')</script> **bold**\n\n<img src=x onerror=alert(1)>\n\n[click](javascript:alert(1))\n")
@@ -183,6 +183,9 @@ func TestNoteTextIsEscaped(t *testing.T) {
 	b := do(srv, "GET", "/note/"+id, nil, true, nil).Body.String()
 	if !strings.Contains(b, "<strong>bold</strong>") {
 		t.Error("markdown is not rendered")
+	}
+	if !strings.Contains(b, "&lt;img src=x onerror=alert(1)&gt;") || !strings.Contains(b, "<p>click</p>") {
+		t.Error("raw HTML is not shown as text, or the javascript: link is not plain text")
 	}
 	if csp := do(srv, "GET", "/", nil, true, nil).Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("CSP %q", csp)
