@@ -390,10 +390,11 @@ func (s *Store) claudeHooksCheck(inst Install) Check {
 		return Check{Name: "claude code hooks", State: CheckWarn, Detail: err.Error()}
 	}
 	if plugin != "" {
-		// The plugin's hooks run beside any init wrote: both would inject.
+		// The plugin's hooks run beside any init wrote; init's step aside
+		// (--unless-plugin) unless an earlier version wrote them.
 		if remove, err := claudecode.PlanSettings(inst.ClaudeDir, setup, false); err == nil && remove.Changed {
 			return Check{Name: "claude code hooks", State: CheckWarn,
-				Detail: "installed twice: by the plugin " + plugin + " and by init in " + remove.Path + " (notes injected twice)",
+				Detail: "installed twice: by the plugin " + plugin + " and by init in " + remove.Path + " (hooks of an earlier init, without --unless-plugin, inject notes a second time)",
 				Fix:    "run `anamnesis init`: with the plugin enabled it takes its own hooks out"}
 		}
 		return Check{Name: "claude code hooks", State: CheckOK, Detail: "run by the Claude Code plugin " + plugin}
@@ -413,7 +414,7 @@ func (s *Store) claudeHooksCheck(inst Install) Check {
 	fix := "run `anamnesis init` (add --no-mcp/--no-sync to change only the hooks)"
 	if remove, err := claudecode.PlanSettings(inst.ClaudeDir, setup, false); err == nil && remove.Changed {
 		return Check{Name: "claude code hooks", State: CheckWarn,
-			Detail: "out of date in " + plan.Path + " (another binary path or home, or edited by hand)", Fix: fix}
+			Detail: "out of date in " + plan.Path + " (another binary path or home, an earlier version, or edited by hand)", Fix: fix}
 	}
 	return Check{Name: "claude code hooks", State: CheckWarn,
 		Detail: "not installed in " + plan.Path + ": Claude Code sessions get no memory", Fix: fix}

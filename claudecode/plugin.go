@@ -17,28 +17,60 @@ import (
 // plugins/installed_plugins.json and enabling in settings.json's
 // enabledPlugins; both must hold, so a plugin installed and then disabled
 // leaves init's hooks in charge. Enabling in a project's settings is not
-// looked at: init's hooks are for every project.
+// looked at: init's hooks are for every project (they step aside at run
+// time where the plugin is active, see PluginActive).
 func FindPlugin(claudeDir string) (string, error) {
-	p := filepath.Join(claudeDir, "settings.json")
-	data, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	return findPlugin(claudeDir, "")
+}
+
+// PluginActive returns the id of the anamnesis plugin when Claude Code
+// runs it in sessions of projectDir, else "": enabled by the merged
+// enabledPlugins of the user's settings.json, the project's
+// .claude/settings.json and .claude/settings.local.json (later files
+// win, so a project can turn a user's plugin off), and installed for the
+// user or for this project (installed_plugins.json's "project" and
+// "local" entries name their projectPath). init's hooks call it (as
+// `hook NAME --unless-plugin`) so that a project that enables the plugin,
+// a team's committed settings for instance, does not get every hook twice.
+func PluginActive(claudeDir, projectDir string) (string, error) {
+	if projectDir == "" {
 		return "", nil
 	}
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", p, err)
+	return findPlugin(claudeDir, filepath.Clean(projectDir))
+}
+
+// findPlugin is FindPlugin for projectDir "" and PluginActive otherwise.
+func findPlugin(claudeDir, projectDir string) (string, error) {
+	files := []string{filepath.Join(claudeDir, "settings.json")}
+	if projectDir != "" {
+		files = append(files, filepath.Join(projectDir, ".claude", "settings.json"), filepath.Join(projectDir, ".claude", "settings.local.json"))
 	}
-	var settings struct {
-		EnabledPlugins map[string]json.RawMessage `json:"enabledPlugins"`
-	}
-	if err := json.Unmarshal(data, &settings); err != nil {
-		return "", fmt.Errorf("%s is not valid JSON: %w", p, err)
+	merged := map[string]bool{}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", p, err)
+		}
+		var settings struct {
+			EnabledPlugins map[string]json.RawMessage `json:"enabledPlugins"`
+		}
+		if err := json.Unmarshal(data, &settings); err != nil {
+			return "", fmt.Errorf("%s is not valid JSON: %w", p, err)
+		}
+		for id, v := range settings.EnabledPlugins {
+			if name, _, ok := strings.Cut(id, "@"); ok && name == PluginName {
+				// A value other than true (false, or a list of versions
+				// some releases wrote) is not taken as enabled.
+				merged[id] = string(v) == "true"
+			}
+		}
 	}
 	var enabled []string
-	for id, v := range settings.EnabledPlugins {
-		name, _, ok := strings.Cut(id, "@")
-		// A value other than true (false, or a list of versions some
-		// releases wrote) is not taken as enabled.
-		if ok && name == PluginName && string(v) == "true" {
+	for id, on := range merged {
+		if on {
 			enabled = append(enabled, id)
 		}
 	}
@@ -46,15 +78,17 @@ func FindPlugin(claudeDir string) (string, error) {
 		return "", nil
 	}
 	slices.Sort(enabled)
-	p = filepath.Join(claudeDir, "plugins", "installed_plugins.json")
-	if data, err = os.ReadFile(p); errors.Is(err, fs.ErrNotExist) {
+	p := filepath.Join(claudeDir, "plugins", "installed_plugins.json")
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	} else if err != nil {
 		return "", fmt.Errorf("read %s: %w", p, err)
 	}
 	var installed struct {
 		Plugins map[string][]struct {
-			Scope string `json:"scope"`
+			Scope       string `json:"scope"`
+			ProjectPath string `json:"projectPath"`
 		} `json:"plugins"`
 	}
 	if err := json.Unmarshal(data, &installed); err != nil {
@@ -62,7 +96,10 @@ func FindPlugin(claudeDir string) (string, error) {
 	}
 	for _, id := range enabled {
 		for _, inst := range installed.Plugins[id] {
-			if inst.Scope == "user" {
+			switch {
+			case inst.Scope == "user":
+				return id, nil
+			case projectDir != "" && (inst.Scope == "project" || inst.Scope == "local") && inst.ProjectPath != "" && filepath.Clean(inst.ProjectPath) == projectDir:
 				return id, nil
 			}
 		}

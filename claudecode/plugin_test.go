@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -124,5 +125,63 @@ func TestFindPlugin(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
 		}
+	}
+}
+
+// PluginActive reads what `claude plugin install --scope project|local`
+// writes (Claude Code 2.1.330): enabledPlugins in the project's
+// .claude/settings.json or settings.local.json, an installed_plugins.json
+// entry naming the project's path.
+func TestPluginActive(t *testing.T) {
+	const proj = "/work/proj"
+	installed := func(entries ...string) string {
+		return `{"version": 2, "plugins": {"anamnesis@anamnesis": [` + strings.Join(entries, ",") + `]}}`
+	}
+	userEntry := `{"scope": "user", "installPath": "/c"}`
+	projEntry := `{"scope": "project", "projectPath": "/work/proj", "installPath": "/c"}`
+	localEntry := `{"scope": "local", "installPath": "/c", "projectPath": "/work/proj/"}`
+	otherEntry := `{"scope": "project", "projectPath": "/work/other", "installPath": "/c"}`
+	on, off := `{"enabledPlugins": {"anamnesis@anamnesis": true}}`, `{"enabledPlugins": {"anamnesis@anamnesis": false}}`
+	for _, c := range []struct {
+		name                      string
+		user, project, local, ins string
+		want                      bool
+	}{
+		{"project scope", "", on, "", installed(projEntry), true},
+		{"local scope", "", "", on, installed(localEntry), true},
+		{"user scope, enabled for the user", on, "", "", installed(userEntry), true},
+		{"user install, enabled by the project's committed settings", "", on, "", installed(userEntry), true},
+		{"project settings enable it, installed for another project", "", on, "", installed(otherEntry), false},
+		{"enabled, never installed", "", on, "", "", false},
+		{"the user's plugin turned off by the project", on, off, "", installed(userEntry), false},
+		{"turned off by the project, on again locally", on, off, on, installed(userEntry), true},
+		{"installed for the project, not enabled", "", "", "", installed(projEntry), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			claude, root := t.TempDir(), t.TempDir()
+			project := root + proj
+			write := func(p, s string) {
+				if s == "" {
+					return
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(claude+"/settings.json", c.user)
+			write(project+"/.claude/settings.json", c.project)
+			write(project+"/.claude/settings.local.json", c.local)
+			write(claude+"/plugins/installed_plugins.json", strings.ReplaceAll(c.ins, `"/work/`, `"`+root+`/work/`))
+			got, err := PluginActive(claude, project)
+			if err != nil || (got != "") != c.want {
+				t.Errorf("%q, %v; want active %v", got, err, c.want)
+			}
+		})
+	}
+	if got, err := PluginActive(t.TempDir(), ""); got != "" || err != nil {
+		t.Errorf("no project: %q, %v", got, err)
 	}
 }

@@ -187,9 +187,14 @@ func HookFormFor(version string) HookForm {
 	return ExecForm
 }
 
+// UnlessPlugin is the last argument of the hooks init writes: the hook
+// does nothing in a project where the anamnesis plugin is active
+// (PluginActive), whose own hooks (without it) run instead.
+const UnlessPlugin = "--unless-plugin"
+
 // hookArgs are the arguments of one hook's command line.
 func hookArgs(storeHome, name string) []string {
-	return []string{"--home", storeHome, "hook", name}
+	return []string{"--home", storeHome, "hook", name, UnlessPlugin}
 }
 
 type handler struct {
@@ -204,7 +209,7 @@ type handler struct {
 func hookHandler(form HookForm, binary, storeHome, name string, timeout int) handler {
 	h := handler{Type: "command", Command: binary, Args: hookArgs(storeHome, name), Timeout: timeout}
 	if form == ShellForm {
-		h.Command = shellquote.Quote(binary) + " --home " + shellquote.Quote(storeHome) + " hook " + name
+		h.Command = shellquote.Quote(binary) + " --home " + shellquote.Quote(storeHome) + " hook " + name + " " + UnlessPlugin
 		h.Args = nil
 	}
 	return h

@@ -63,7 +63,7 @@ func TestExecFormKeepsPathsWhole(t *testing.T) {
 			t.Fatalf("%s: %+v", spec.Event, gs)
 		}
 		h := gs[0].Hooks[0]
-		want := handler{Type: "command", Command: bin, Args: []string{"--home", home, "hook", spec.Name}, Timeout: spec.Timeout}
+		want := handler{Type: "command", Command: bin, Args: []string{"--home", home, "hook", spec.Name, UnlessPlugin}, Timeout: spec.Timeout}
 		if !reflect.DeepEqual(h, want) {
 			t.Errorf("%s: %+v, want %+v", spec.Event, h, want)
 		}
@@ -74,11 +74,11 @@ func TestExecFormKeepsPathsWhole(t *testing.T) {
 }
 
 // TestShellFormIsWhatEarlierVersionsWrote: for a Claude Code before
-// 2.1.139 init still writes the quoted command line, byte for byte what
-// earlier versions wrote, so their entries count as up to date.
+// 2.1.139 init still writes the quoted command line earlier versions
+// wrote, with --unless-plugin at the end.
 func TestShellFormIsWhatEarlierVersionsWrote(t *testing.T) {
 	h := hookHandler(ShellForm, "/opt/it's/anamnesis", "/home/a b", "prompt", 10)
-	want := `'/opt/it'\''s/anamnesis' --home '/home/a b' hook prompt`
+	want := `'/opt/it'\''s/anamnesis' --home '/home/a b' hook prompt --unless-plugin`
 	if h.Command != want || h.Args != nil {
 		t.Errorf("shell form: %+v, want command %s", h, want)
 	}
@@ -121,7 +121,9 @@ func TestUpgradeRewritesInPlace(t *testing.T) {
 	describe := func(g group) string {
 		h := g.Hooks[0]
 		if h.Command == setup.Binary {
-			return "ours:" + h.Args[len(h.Args)-1]
+			if i := slices.Index(h.Args, "hook"); i >= 0 && i+1 < len(h.Args) && h.Args[len(h.Args)-1] == UnlessPlugin {
+				return "ours:" + h.Args[i+1]
+			}
 		}
 		return h.Command
 	}

@@ -115,7 +115,7 @@ func TestClaudeCodeHooksUnderAwkwardPaths(t *testing.T) {
 	if err := json.Unmarshal(settings, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if h := doc.Hooks["SessionStart"]; len(h) != 1 || h[0].Hooks[0].Command != bin || !slices.Equal(h[0].Hooks[0].Args, []string{"--home", u.store, "hook", "session-start"}) {
+	if h := doc.Hooks["SessionStart"]; len(h) != 1 || h[0].Hooks[0].Command != bin || !slices.Equal(h[0].Hooks[0].Args, []string{"--home", u.store, "hook", "session-start", "--unless-plugin"}) {
 		t.Fatalf("SessionStart is not in exec form:\n%s", settings)
 	}
 	writeDemoNotes(u)

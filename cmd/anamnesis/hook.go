@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
@@ -17,10 +18,12 @@ func hookCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "hook",
 		Usage:     "entry point for Claude Code hooks and git hooks",
-		ArgsUsage: "NAME [ARGS...]",
+		ArgsUsage: "NAME [--unless-plugin]",
 		Description: "Claude Code (JSON on stdin): session-start injects notes of this project,\n" +
 			"prompt adds notes matching the prompt, session-end and pre-compact capture the session\n" +
 			"as an episodic note, pre-tool-use (the plugin's) allows the read-only memory tools.\n" +
+			"The hooks init writes end with --unless-plugin: they do nothing in a project where the\n" +
+			"anamnesis Claude Code plugin is active, whose own hooks run instead.\n" +
 			"git: post-merge, post-checkout, post-rewrite, post-commit reconcile\n" +
 			"the index. A hook never breaks the session or the git command: problems are one line on\n" +
 			"stderr, nothing on stdout, exit 0.",
@@ -28,6 +31,10 @@ func hookCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			name := c.Args().First()
 			switch {
+			case name == "-h" || name == "--help":
+				// Flags are not parsed (a hook's arguments are its own), so
+				// help is asked for here.
+				return cli.ShowCommandHelp(c.Lineage()[1], "hook")
 			case isGitHook(name):
 				runGitHook(c, name)
 				return nil
@@ -72,6 +79,9 @@ func runClaudeHook(c *cli.Context, name string) {
 		fail(err)
 		return
 	}
+	if slices.Contains(c.Args().Tail(), claudecode.UnlessPlugin) && pluginRunsHooks(in) {
+		return // the plugin's own hook does this one's work
+	}
 	if name == "pre-tool-use" {
 		// Decided from the tool's name alone: no store to open, so a tool
 		// call waits only for the process start.
@@ -108,6 +118,21 @@ func runClaudeHook(c *cli.Context, name string) {
 	if res.Output != "" {
 		fmt.Fprintln(c.App.Writer, res.Output)
 	}
+}
+
+// pluginRunsHooks reports whether the anamnesis plugin is active in the
+// session's project (CLAUDE_PROJECT_DIR, which Claude Code sets for hooks,
+// else the session's working directory), so that a hook init wrote steps
+// aside for the plugin's. Unreadable settings count as no plugin: the
+// hook runs, as it did before the plugin existed.
+func pluginRunsHooks(in claudecode.Input) bool {
+	project := os.Getenv("CLAUDE_PROJECT_DIR")
+	if project == "" {
+		project = in.Cwd
+	}
+	userHome, _ := os.UserHomeDir()
+	id, err := claudecode.PluginActive(claudecode.ClaudeDir(userHome), project)
+	return err == nil && id != ""
 }
 
 func isClaudeHook(name string) bool {

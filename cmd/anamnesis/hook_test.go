@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,5 +227,47 @@ func TestPreToolUseHook(t *testing.T) {
 	assertFailOpen(t, "pre-tool-use bad json", anm(t, nope, `{"tool_name": `, "hook", "pre-tool-use"))
 	if _, err := os.Stat(nope); err == nil {
 		t.Error("pre-tool-use created a store")
+	}
+}
+
+// A hook written by init (--unless-plugin) does nothing in a project where
+// the anamnesis plugin is active, whose own hook (without the flag) does
+// the work, so that project's sessions do not get their memory twice;
+// elsewhere it runs as before.
+func TestHookStepsAsideForThePlugin(t *testing.T) {
+	home, claude, project, other := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "User prefers tabs", "--body", "gofmt style"))
+	if err := os.MkdirAll(filepath.Join(project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, ".claude", "settings.json"), []byte(`{"enabledPlugins": {"anamnesis@anamnesis": true}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	installed := fmt.Sprintf(`{"version": 2, "plugins": {"anamnesis@anamnesis": [{"scope": "project", "projectPath": %q, "installPath": "/c"}]}}`, project)
+	if err := os.MkdirAll(filepath.Join(claude, "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(claude, "plugins", "installed_plugins.json"), []byte(installed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hook := func(cwd, projectDir string, args ...string) string {
+		env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest", "CLAUDE_CONFIG_DIR="+claude, "CLAUDE_PROJECT_DIR="+projectDir)
+		in := fmt.Sprintf(`{"session_id":"s-%d","cwd":%q,"source":"startup"}`, time.Now().UnixNano(), cwd)
+		return mustOK(t, runCmd(t, env, in, append([]string{"hook", "session-start"}, args...)...)).stdout
+	}
+	for _, c := range []struct {
+		name, cwd, projectDir string
+		args                  []string
+		injects               bool
+	}{
+		{"init's hook in the plugin's project", project, project, []string{"--unless-plugin"}, false},
+		{"init's hook in a subdirectory of it", filepath.Join(project, "sub"), project, []string{"--unless-plugin"}, false},
+		{"init's hook, no CLAUDE_PROJECT_DIR: the session's directory", project, "", []string{"--unless-plugin"}, false},
+		{"the plugin's own hook", project, project, nil, true},
+		{"init's hook in another project", other, other, []string{"--unless-plugin"}, true},
+	} {
+		if got := strings.Contains(hook(c.cwd, c.projectDir, c.args...), "User prefers tabs"); got != c.injects {
+			t.Errorf("%s: injected %v, want %v", c.name, got, c.injects)
+		}
 	}
 }

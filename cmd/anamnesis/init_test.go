@@ -307,7 +307,7 @@ func TestInitHookFormFollowsClaudeVersion(t *testing.T) {
 	if !strings.Contains(out, "shell form: Claude Code 2.1.100 (Claude Code) is older than 2.1.139") {
 		t.Errorf("the plan does not say why it writes shell form:\n%s", out)
 	}
-	if !strings.Contains(old, `--home '`+filepath.Join(uh, ".anamnesis")+`' hook session-start"`) || strings.Contains(old, `"args"`) {
+	if !strings.Contains(old, `--home '`+filepath.Join(uh, ".anamnesis")+`' hook session-start --unless-plugin"`) || strings.Contains(old, `"args"`) {
 		t.Errorf("not shell form for Claude Code 2.1.100:\n%s", old)
 	}
 	// doctor counts shell-form hooks as installed (init chose them).
