@@ -224,9 +224,13 @@ func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineAc
 	if maxCommits <= 0 {
 		maxCommits = 2000
 	}
-	notes, err := guarded(ctx, s, func() (map[string]int, error) { return s.ix.CountBy(ctx, "machine_id") })
+	facets, err := guarded(ctx, s, func() ([]index.FacetRow, error) { return s.ix.Facets(ctx) })
 	if err != nil {
 		return nil, false, err
+	}
+	notes := map[string]int{}
+	for _, f := range facets {
+		notes[f.MachineID] += f.Notes
 	}
 	by := map[string]*MachineActivity{}
 	get := func(m string) *MachineActivity {

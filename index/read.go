@@ -384,29 +384,6 @@ func (ix *Index) ConflictCopies(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
-// CountBy counts notes per value of one column: "machine_id" or
-// "prov_source" (the columns Stats does not count), most notes first.
-func (ix *Index) CountBy(ctx context.Context, column string) (map[string]int, error) {
-	if column != "machine_id" && column != "prov_source" {
-		return nil, fmt.Errorf("count notes by %q: not a column that can be counted", column)
-	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT `+column+`, COUNT(*) FROM memories GROUP BY `+column)
-	if err != nil {
-		return nil, ix.wrap("count", err)
-	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var k string
-		var c int
-		if err := rows.Scan(&k, &c); err != nil {
-			return nil, ix.wrap("count", err)
-		}
-		out[k] = c
-	}
-	return out, rows.Err()
-}
-
 // SupersededBy returns, for each of ids that some note supersedes, the
 // ids of the notes that supersede it, sorted.
 func (ix *Index) SupersededBy(ctx context.Context, ids []string) (map[string][]string, error) {
