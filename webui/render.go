@@ -183,65 +183,11 @@ func snippet(body string) string {
 		}
 		body = body[:cut]
 	}
-	s := strings.Join(strings.Fields(plainText(markdown.HTML(body))), " ")
+	s := strings.Join(strings.Fields(markdown.Text(body)), " ")
 	if r := []rune(s); len(r) > 200 {
 		return string(r[:199]) + "…"
 	}
 	return s
-}
-
-// plainText is the text of the HTML markdown.HTML writes: inline tags
-// dropped, other tags (blocks, cells, line breaks) a space, and the five
-// escapes it writes undone (html/template escapes the result again).
-func plainText(h string) string {
-	var b strings.Builder
-	for len(h) > 0 {
-		i := strings.IndexAny(h, "<&")
-		if i < 0 {
-			b.WriteString(h)
-			break
-		}
-		b.WriteString(h[:i])
-		h = h[i:]
-		if h[0] == '&' {
-			n := strings.IndexByte(h, ';')
-			if n < 0 {
-				b.WriteString(h)
-				break
-			}
-			switch h[:n+1] {
-			case "&amp;":
-				b.WriteByte('&')
-			case "&lt;":
-				b.WriteByte('<')
-			case "&gt;":
-				b.WriteByte('>')
-			case "&quot;", "&#34;":
-				b.WriteByte('"')
-			case "&#39;":
-				b.WriteByte('\'')
-			default:
-				b.WriteString(h[:n+1])
-			}
-			h = h[n+1:]
-			continue
-		}
-		end := strings.IndexByte(h, '>')
-		if end < 0 {
-			break
-		}
-		name := strings.TrimPrefix(h[1:end], "/")
-		if sp := strings.IndexAny(name, " /"); sp >= 0 {
-			name = name[:sp]
-		}
-		switch name {
-		case "strong", "em", "del", "code", "a":
-		default:
-			b.WriteByte(' ')
-		}
-		h = h[end+1:]
-	}
-	return b.String()
 }
 
 func parseTime(s string) (time.Time, bool) {

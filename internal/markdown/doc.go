@@ -1,5 +1,6 @@
 // Package markdown renders the markdown of note bodies to HTML for the web
-// UI: a practical subset of CommonMark and GitHub Flavored Markdown,
+// UI (HTML), or to the plain text a reader sees (Text, for snippets): a
+// practical subset of CommonMark and GitHub Flavored Markdown,
 // written for two constraints.
 //
 // Start-up: every process of the binary, the Claude Code hooks included,

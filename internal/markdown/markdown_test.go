@@ -609,3 +609,17 @@ func allowedScheme(href string) bool {
 	}
 	return false
 }
+
+// Text is what a reader sees: markup read, text that looks like markup
+// (raw HTML, escapes) as written.
+func TestText(t *testing.T) {
+	for src, want := range map[string]string{
+		"## A *b* `c`\n\n- d\n- e":    "A b c d e",
+		"x &amp; <y> \"z\" 'w'":       "x &amp; <y> \"z\" 'w'",
+		"[link](javascript:alert(1))": "link",
+	} {
+		if got := strings.Join(strings.Fields(Text(src)), " "); got != want {
+			t.Errorf("Text(%q) = %q, want %q", src, got, want)
+		}
+	}
+}
