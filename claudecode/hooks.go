@@ -88,6 +88,10 @@ func Handle(ctx context.Context, event string, env Env, in Input) (Result, error
 	case "pre-tool-use":
 		return Result{Output: PreToolUse(in)}, nil
 	case "session-end", "pre-compact":
+		if event == "session-end" {
+			// Off SessionStart's path, where the user waits.
+			defer pruneState(env.StateDir, time.Now())
+		}
 		res, err := Capture(ctx, env, in, event)
 		if err != nil {
 			return Result{}, err
@@ -124,7 +128,6 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer pruneState(env.StateDir, time.Now())
 	st, err := loadState(env.StateDir, in.SessionID)
 	if err != nil {
 		return "", err

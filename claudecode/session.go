@@ -96,7 +96,7 @@ func saveState(dir, session string, st sessionState) error {
 const pruneMarker = ".pruned"
 
 // pruneState removes the state of sessions over for stateTTL; best
-// effort. It runs when a session starts, at most once a day: each run
+// effort. It runs when a session ends, at most once a day: each run
 // reads the state of every session of the last two weeks (hundreds of
 // files for a busy user), which a hook should not do every time.
 func pruneState(stateDir string, now time.Time) {

@@ -9,7 +9,7 @@ import (
 )
 
 // The state of sessions over for two weeks is removed when a session
-// starts, at most once a day: prompts never list the directory, and a
+// ends, at most once a day: prompts never list the directory, and a
 // second session the same day does not stat hundreds of files again.
 func TestSessionStatePrunedOnceADay(t *testing.T) {
 	state := t.TempDir()
