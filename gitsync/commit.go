@@ -121,6 +121,14 @@ type worktreeFile struct {
 	mtime time.Time
 }
 
+// ErrSymlink is a symbolic link inside memory/: a store holds regular
+// files in real directories only, and a link would send this machine's
+// writes (and a sync's checkout) wherever it points.
+var ErrSymlink = errors.New("is a symbolic link (a store holds regular files only; run anamnesis doctor --fix)")
+
+// statFile describes the file at p. A symlink is ErrSymlink, never
+// followed; the []byte result is always nil (kept for callers that read
+// the file themselves).
 func statFile(p string) (worktreeFile, []byte, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
@@ -129,18 +137,38 @@ func statFile(p string) (worktreeFile, []byte, error) {
 	wf := worktreeFile{mode: filemode.Regular, size: fi.Size(), mtime: fi.ModTime()}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(p)
-		if err != nil {
-			return wf, nil, err
-		}
-		wf.mode = filemode.Symlink
-		return wf, []byte(target), nil
-	case fi.Mode()&0o111 != 0:
-		wf.mode = filemode.Executable
+		return wf, nil, fmt.Errorf("%s %w", p, ErrSymlink)
 	case !fi.Mode().IsRegular():
 		return wf, nil, fmt.Errorf("%s is not a regular file", p)
+	case fi.Mode()&0o111 != 0:
+		wf.mode = filemode.Executable
 	}
 	return wf, nil, nil
+}
+
+// realParents checks that every directory between the worktree root and
+// the file rel (forward slashes) that exists is a real directory, not a
+// link: os.MkdirAll, os.Remove and a rename would all follow one.
+func (g *Repo) realParents(rel string) error {
+	dir := g.dir
+	parts := strings.Split(rel, "/")
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // created by the writer, as a real directory
+		}
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", dir, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s %w", dir, ErrSymlink)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", dir)
+		}
+	}
+	return nil
 }
 
 // stageTouched brings idx entries for the given paths in line with the worktree:
@@ -161,7 +189,7 @@ func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []st
 		}
 		e := known[rel]
 		abs := filepath.Join(g.dir, filepath.FromSlash(rel))
-		wf, link, err := statFile(abs)
+		wf, _, err := statFile(abs)
 		if errors.Is(err, fs.ErrNotExist) {
 			if e != nil {
 				idx.Remove(rel)
@@ -180,11 +208,9 @@ func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []st
 			continue
 		}
 		touched = true
-		data := link
-		if wf.mode != filemode.Symlink {
-			if data, err = os.ReadFile(abs); err != nil {
-				return changed, touched, fmt.Errorf("read %s: %w", abs, err)
-			}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return changed, touched, fmt.Errorf("read %s: %w", abs, err)
 		}
 		h := blobHash(data)
 		if e == nil || e.Hash != h || e.Mode != wf.mode || e.Stage != 0 {
@@ -225,6 +251,9 @@ func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
 				return fs.SkipDir
 			}
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s %w", p, ErrSymlink)
 		}
 		if isTempName(d.Name()) {
 			// Under the lock, a checkout temp file was left by a killed
@@ -289,6 +318,11 @@ func (g *Repo) CommitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 // (relative, forward slashes) without scanning anything else: the fast
 // path after writing one note. The caller holds the lock.
 func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, bool, error) {
+	for _, p := range paths {
+		if err := g.realParents(p); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+	}
 	idx, err := g.loadIndex()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -366,18 +400,16 @@ func (g *Repo) Dirty() (bool, error) {
 		if e == nil || e.Stage != 0 {
 			return true, nil
 		}
-		wf, link, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
+		wf, _, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return true, nil
 		}
 		if e.Mode == wf.mode && int64(e.Size) == wf.size && e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
 			continue
 		}
-		data := link
-		if wf.mode != filemode.Symlink {
-			if data, err = os.ReadFile(filepath.Join(g.dir, filepath.FromSlash(rel))); err != nil {
-				return true, nil
-			}
+		data, err := os.ReadFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return true, nil
 		}
 		if blobHash(data) != e.Hash || e.Mode != wf.mode {
 			return true, nil

@@ -104,29 +104,27 @@ func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, er
 		res.UpToDate = true
 		return res, nil
 	}
+	// Everything theirs brings is checked before any of it is used; the
+	// same walk tells whether there is anything to merge.
+	upToDate, fastForward, err := g.verifyIncoming(ctx, head, theirs)
+	if err != nil {
+		return res, err
+	}
+	if upToDate {
+		res.UpToDate = true
+		return res, nil
+	}
+	if head.IsZero() || fastForward {
+		res.FastFwd = true
+		return g.finish(ctx, res, theirs)
+	}
 	R, err := g.r.CommitObject(theirs)
 	if err != nil {
 		return res, fmt.Errorf("read commit %s: %w", theirs, err)
 	}
-	if head.IsZero() {
-		res.FastFwd = true
-		return g.finish(ctx, res, theirs)
-	}
 	L, err := g.r.CommitObject(head)
 	if err != nil {
 		return res, fmt.Errorf("read commit %s: %w", head, err)
-	}
-	if ok, err := R.IsAncestor(L); err != nil {
-		return res, fmt.Errorf("compare %s and %s: %w", head, theirs, err)
-	} else if ok {
-		res.UpToDate = true
-		return res, nil
-	}
-	if ok, err := L.IsAncestor(R); err != nil {
-		return res, fmt.Errorf("compare %s and %s: %w", head, theirs, err)
-	} else if ok {
-		res.FastFwd = true
-		return g.finish(ctx, res, theirs)
 	}
 	baseHash, err := mergeBase(L, R)
 	if err != nil {
@@ -265,22 +263,26 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
+		// Nothing is written through a link: a directory on the way that
+		// is one stops the checkout before any file is touched.
+		if err := g.realParents(p); err != nil {
+			return nil, err
+		}
 		abs := filepath.Join(g.dir, filepath.FromSlash(p))
 		want, tracked := ff[p]
-		_, data, statErr := statFile(abs)
+		_, _, statErr := statFile(abs)
 		if errors.Is(statErr, os.ErrNotExist) {
-			if tracked {
-				continue // deleted locally after the commit: the merge may restore it
-			}
-			continue
+			continue // absent (or deleted locally after the commit: the merge may restore it)
+		}
+		if errors.Is(statErr, ErrSymlink) {
+			return nil, statErr
 		}
 		if statErr != nil {
 			return nil, fmt.Errorf("%w: %s (%v)", ErrDirtyPath, p, statErr)
 		}
-		if data == nil {
-			if data, err = os.ReadFile(abs); err != nil {
-				return nil, fmt.Errorf("read %s: %w", abs, err)
-			}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", abs, err)
 		}
 		if !tracked || blobHash(data) != want.Hash {
 			return nil, fmt.Errorf("%w: %s", ErrDirtyPath, p)
@@ -358,34 +360,29 @@ func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode, durable 
 		return fmt.Errorf("create %s: %w", filepath.Dir(abs), err)
 	}
 	tmp := abs + ".anamnesis-tmp"
-	os.Remove(tmp)
-	if mode == filemode.Symlink {
-		if err := os.Symlink(string(data), tmp); err != nil {
-			return fmt.Errorf("write %s: %w", abs, err)
-		}
-	} else {
-		perm := os.FileMode(0o644)
-		if mode == filemode.Executable {
-			perm = 0o755
-		}
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", abs, err)
-		}
-		if _, err := f.Write(data); err != nil {
+	os.Remove(tmp) // a leftover of a killed sync (or a planted link: removed, not followed)
+	perm := os.FileMode(0o644)
+	if mode == filemode.Executable {
+		perm = 0o755
+	}
+	// O_EXCL: never open through a link that appeared at tmp meanwhile.
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", abs, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", abs, err)
+	}
+	if durable {
+		if err := f.Sync(); err != nil {
 			f.Close()
 			os.Remove(tmp)
-			return fmt.Errorf("write %s: %w", abs, err)
+			return fmt.Errorf("sync %s: %w", abs, err)
 		}
-		if durable {
-			if err := f.Sync(); err != nil {
-				f.Close()
-				os.Remove(tmp)
-				return fmt.Errorf("sync %s: %w", abs, err)
-			}
-		}
-		f.Close()
 	}
+	f.Close()
 	if beforeRename != nil {
 		beforeRename(tmp)
 	}

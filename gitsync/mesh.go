@@ -43,6 +43,7 @@ func peerName(u string) string {
 // fails is reported and skipped; the others still merge. The caller holds
 // the lock and has committed local changes.
 func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]PeerResult, []string, error) {
+	packs := g.packFiles()
 	results := make([]PeerResult, len(peers))
 	heads := make([]plumbing.Hash, len(peers))
 	var wg sync.WaitGroup
@@ -89,6 +90,14 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 			if _, _, cerr := g.CommitAll(ctx); cerr != nil {
 				return results, conflicts, cerr
 			}
+		}
+		if errors.Is(err, ErrRefused) {
+			// One peer serving bad content must not stop the others: it
+			// is reported like a peer that could not be reached.
+			results[i].Error = refusedFrom("peer "+Redact(peers[i]), err).Error()
+			g.discardRefused(packs, heads[i])
+			_ = g.r.Storer.RemoveReference(plumbing.NewRemoteReferenceName(peerName(peers[i]), Branch))
+			continue
 		}
 		if err != nil {
 			return results, conflicts, fmt.Errorf("merge %s: %w", Redact(peers[i]), err)

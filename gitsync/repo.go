@@ -240,17 +240,11 @@ func (g *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 	return c.TreeHash, nil
 }
 
+// readBlob reads a file's content, at most MaxBlobSize bytes: incoming
+// blobs were checked by size before (verifyIncoming), and this bound
+// holds for any other caller too.
 func (g *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	b, err := g.r.BlobObject(h)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s: %w", h, err)
-	}
-	defer rd.Close()
-	return io.ReadAll(rd)
+	return g.rawObject(h, plumbing.BlobObject, MaxBlobSize)
 }
 
 func (g *Repo) writeBlob(data []byte) (plumbing.Hash, error) {

@@ -125,6 +125,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	for round := 1; round <= opts.MaxRetries; round++ {
 		rep.Rounds = round
 		opts.Progress("fetching")
+		packs := g.packFiles()
 		branch, why, fetched, theirs, err := g.fetch(ctx, opts, auth)
 		if err != nil {
 			return rep, err
@@ -145,6 +146,11 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 				rep.Committed = true
 			}
 			continue
+		}
+		if errors.Is(err, ErrRefused) {
+			g.discardRefused(packs, theirs)
+			g.forgetTracking(branch)
+			return rep, refusedFrom("hub "+Redact(opts.Remote), err)
 		}
 		if err != nil {
 			return rep, fmt.Errorf("merge %s: %w", RemoteName+"/"+branch, err)
@@ -256,6 +262,19 @@ func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch 
 	}
 }
 
+// forgetTracking removes a remote-tracking ref that points at refused
+// content: nothing should name objects that were discarded, and the next
+// fetch then asks for the hub's branch afresh.
+func (g *Repo) forgetTracking(branch string) {
+	_ = g.r.Storer.RemoveReference(plumbing.NewRemoteReferenceName(RemoteName, branch))
+}
+
+// refusedFrom is a refused commit in one line: who served it, which
+// commit, why, and that nothing of it reached this machine's notes.
+func refusedFrom(who string, err error) error {
+	return fmt.Errorf("%s: %w; nothing of it was written, local notes are committed", who, err)
+}
+
 // networkError is a failed fetch or push in one line: a refusal of the
 // credentials or a missing repository without the page the server sent
 // along (a host's HTML error page), anything else with go-git's text;
@@ -268,8 +287,25 @@ func networkError(what, remote string, err error) error {
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return fmt.Errorf("%s %s: %w; local notes are committed", what, Redact(remote), transport.ErrRepositoryNotFound)
 	}
-	return fmt.Errorf("%s %s: %w; local notes are committed", what, Redact(remote), err)
+	return fmt.Errorf("%s %s: %w; local notes are committed", what, Redact(remote), printable{err})
 }
+
+// printable shows an error whose text came from a remote (a hub's or a
+// peer's message) on one line of plain text: control characters, NULs
+// and newlines a server sent become spaces, so it can neither break the
+// one-line report nor rewrite the terminal.
+type printable struct{ err error }
+
+func (p printable) Error() string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, p.err.Error())
+}
+
+func (p printable) Unwrap() error { return p.err }
 
 // bounded returns when fn does or when ctx ends, whichever is first.
 // go-git's file transport waits for its git-upload-pack/receive-pack child
