@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -68,15 +69,21 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
 // verifyIncoming checks every commit reachable from tip that head's
-// history does not already hold: each commit object, each tree it names
-// (every tree object once per call) and the size of each file that is new
-// in it. It returns whether tip is already in head's history (nothing to
+// history does not already hold: each commit object and each tree it
+// names. It returns whether tip is already in head's history (nothing to
 // merge) and whether head is in tip's (a fast-forward), which the walk
 // learns on the way, so Merge needs no ancestry walks of its own.
 //
 // Trusted is head's history: commits made here, and commits that passed
 // this check when they were merged. Remote-tracking refs are not trusted:
 // they are set by fetches whose content may have been refused.
+//
+// Commits are checked oldest first, each tree against the tree at the
+// same path in the commit's first parent (trusted or checked just
+// before): entries that are the same there were checked already, so a
+// commit costs reading the trees it changed and looking hard only at
+// the entries it added. File sizes are checked where files are read
+// (readBlob) and, for a checkout, before anything is written.
 func (g *Repo) verifyIncoming(ctx context.Context, head, tip plumbing.Hash) (upToDate, fastForward bool, err error) {
 	ours := map[plumbing.Hash]bool{}
 	if !head.IsZero() {
@@ -87,9 +94,16 @@ func (g *Repo) verifyIncoming(ctx context.Context, head, tip plumbing.Hash) (upT
 	if ours[tip] {
 		return true, false, nil
 	}
-	v := &verifier{g: g, trees: map[plumbing.Hash]bool{}, blobs: map[plumbing.Hash]bool{}}
-	seen := map[plumbing.Hash]bool{tip: true}
+	v := &verifier{g: g, trees: map[plumbing.Hash]bool{}}
+	// Walk the new commits, reading (and checking) each commit object.
+	type info struct {
+		tree    plumbing.Hash
+		parents []plumbing.Hash
+	}
+	commits := map[plumbing.Hash]info{}
+	var order []plumbing.Hash // discovery order, children before parents
 	queue := []plumbing.Hash{tip}
+	commits[tip] = info{}
 	for len(queue) > 0 {
 		if err := ctx.Err(); err != nil {
 			return false, false, err
@@ -100,22 +114,73 @@ func (g *Repo) verifyIncoming(ctx context.Context, head, tip plumbing.Hash) (upT
 		if err != nil {
 			return false, false, err
 		}
-		if err := v.tree(ctx, c, tree, "", 1); err != nil {
-			return false, false, err
-		}
-		if v.files > MaxTreeFiles {
-			return false, false, &RefusedError{Commit: c, Reason: fmt.Sprintf("its tree lists more than %d files", MaxTreeFiles)}
-		}
-		v.files = 0
+		commits[c] = info{tree, parents}
+		order = append(order, c)
 		for _, p := range parents {
 			if p == head {
 				fastForward = true
 			}
-			if ours[p] || seen[p] {
+			if _, queued := commits[p]; ours[p] || queued {
 				continue
 			}
-			seen[p] = true
+			commits[p] = info{}
 			queue = append(queue, p)
+		}
+	}
+	// A parent is discovered after every child that names it (breadth
+	// first from tip)... except across merges of unequal depth, so the
+	// order is settled properly: parents first.
+	done := map[plumbing.Hash]bool{}
+	var visit func(c plumbing.Hash) error
+	visit = func(c plumbing.Hash) error {
+		// Iterative on the first parent, which is the long chain; other
+		// parents recurse (merges are few and shallow in a store).
+		var chain []plumbing.Hash
+		for cur := c; ; {
+			if done[cur] || ours[cur] {
+				break
+			}
+			done[cur] = true
+			chain = append(chain, cur)
+			ps := commits[cur].parents
+			for _, p := range ps[min(1, len(ps)):] {
+				if err := visit(p); err != nil {
+					return err
+				}
+			}
+			if len(ps) == 0 {
+				break
+			}
+			cur = ps[0]
+		}
+		for i := len(chain) - 1; i >= 0; i-- {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c := chain[i]
+			in := commits[c]
+			var base plumbing.Hash
+			if len(in.parents) > 0 {
+				if p, ok := commits[in.parents[0]]; ok {
+					base = p.tree
+				} else if ours[in.parents[0]] {
+					t, err := g.commitTree(in.parents[0])
+					if err != nil {
+						return err
+					}
+					base = t
+					v.trees[t] = true // head's history is trusted
+				}
+			}
+			if err := v.tree(ctx, c, in.tree, base, "", 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := len(order) - 1; i >= 0; i-- {
+		if err := visit(order[i]); err != nil {
+			return false, false, err
 		}
 	}
 	return false, fastForward, nil
@@ -182,12 +247,13 @@ func (g *Repo) rawObject(h plumbing.Hash, t plumbing.ObjectType, limit int64) ([
 // verifier holds what one verifyIncoming call has already checked.
 type verifier struct {
 	g     *Repo
-	trees map[plumbing.Hash]bool // checked tree objects
-	blobs map[plumbing.Hash]bool // blobs whose size was checked
-	files int                    // files of the commit being checked
-	// filesIn counts the files under each checked tree, so a tree met
-	// again adds its count without being read again.
-	filesIn map[plumbing.Hash]int
+	trees map[plumbing.Hash]bool // checked (or trusted) tree objects
+	// folded holds case-folded names while a tree with many new entries
+	// is checked.
+	folded map[uint64][]byte
+	// parsed holds the most recently read trees (recent, oldest first).
+	parsed map[plumbing.Hash][]treeEntry
+	recent []plumbing.Hash
 }
 
 // commit checks one commit object the way git fsck does (header order,
@@ -308,122 +374,272 @@ const (
 	modeExec = "100755"
 )
 
+// treeEntry is one entry of a raw tree object, its name and mode
+// pointing into the object's bytes.
+type treeEntry struct {
+	mode, name []byte
+	hash       plumbing.Hash
+	dir        bool
+}
+
+// parseTree splits a raw tree object into entries without copying names.
+func parseTree(data []byte, out []treeEntry) ([]treeEntry, bool) {
+	out = out[:0]
+	for len(data) > 0 {
+		sp := bytes.IndexByte(data, ' ')
+		if sp < 0 {
+			return out, false
+		}
+		mode := data[:sp]
+		data = data[sp+1:]
+		nul := bytes.IndexByte(data, 0)
+		if nul < 0 || len(data) < nul+1+20 {
+			return out, false
+		}
+		e := treeEntry{mode: mode, name: data[:nul], dir: string(mode) == modeDir}
+		copy(e.hash[:], data[nul+1:nul+21])
+		data = data[nul+21:]
+		out = append(out, e)
+	}
+	return out, true
+}
+
+// entries reads and parses tree h, from the few most recent trees when it
+// is one of them: the base of a commit's tree is the tree the commit
+// before it brought, just read.
+func (v *verifier) entries(h plumbing.Hash) ([]treeEntry, error) {
+	if es, ok := v.parsed[h]; ok {
+		return es, nil
+	}
+	data, err := v.g.rawObject(h, plumbing.TreeObject, maxTreeObject)
+	if err != nil {
+		return nil, err
+	}
+	es, ok := parseTree(data, make([]treeEntry, 0, len(data)/32+1))
+	if !ok {
+		return nil, errors.New("malformed tree")
+	}
+	if v.parsed == nil {
+		v.parsed = map[plumbing.Hash][]treeEntry{}
+	}
+	if len(v.recent) == 32 {
+		delete(v.parsed, v.recent[0])
+		v.recent = v.recent[1:]
+	}
+	v.parsed[h] = es
+	v.recent = append(v.recent, h)
+	return es, nil
+}
+
+// maxTreeObject bounds one tree object: MaxTreeFiles entries of long
+// names is about 140 MB, and a store's largest real tree (one type
+// directory of 100,000 notes) a few MB.
+const maxTreeObject = int64(MaxTreeFiles) * 64
+
 // tree checks the tree object h, found at dir (depth = components of a
-// file directly in it), and every tree below it.
-func (v *verifier) tree(ctx context.Context, c, h plumbing.Hash, dir string, depth int) error {
+// file directly in it), and every tree below it; base is the tree at the
+// same path in the parent commit (zero if none), already checked or
+// trusted, whose unchanged entries need no second look.
+func (v *verifier) tree(ctx context.Context, c, h, base plumbing.Hash, dir string, depth int) error {
 	if v.trees[h] {
-		v.files += v.filesIn[h]
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	refuse := func(path, reason string) error { return &RefusedError{Commit: c, Path: path, Reason: reason} }
-	if depth > MaxPathDepth {
-		return refuse(strings.TrimSuffix(dir, "/"), fmt.Sprintf("directories nest deeper than a store needs (at most %d path components)", MaxPathDepth))
+	refuse := func(name []byte, reason string) error {
+		return &RefusedError{Commit: c, Path: dir + string(name), Reason: reason}
 	}
-	// A tree of MaxTreeFiles entries of maximal names is about 140 MB;
-	// a store's largest real tree (one type directory) is a few MB.
-	data, err := v.g.rawObject(h, plumbing.TreeObject, int64(MaxTreeFiles)*64)
+	if depth > MaxPathDepth {
+		return &RefusedError{Commit: c, Path: strings.TrimSuffix(dir, "/"),
+			Reason: fmt.Sprintf("directories nest deeper than a store needs (at most %d path components)", MaxPathDepth)}
+	}
+	entries, err := v.entries(h)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return refuse(dir, "a tree the hub did not send")
+			return refuse(nil, "a tree the hub did not send")
 		}
-		return refuse(dir, err.Error())
+		return refuse(nil, err.Error())
 	}
-	before := v.files
-	folded := map[string]string{}
-	var prev string
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
-			return refuse(dir, "malformed tree")
+	if len(entries) > MaxTreeFiles {
+		return refuse(nil, fmt.Sprintf("a directory of more than %d entries", MaxTreeFiles))
+	}
+	var old []treeEntry
+	if !base.IsZero() {
+		old, _ = v.entries(base)
+	}
+	// Entries new in this tree (absent from base, or changed there), with
+	// the base's entry of the same name when it was a directory.
+	type added struct {
+		e    treeEntry
+		base plumbing.Hash
+	}
+	var fresh []added
+	j := 0
+	for i, e := range entries {
+		// git sorts a directory as its name followed by '/'; fsck refuses
+		// a tree out of that order and any name given twice (a file and
+		// a directory of one name are not always neighbours: "a", "a.b",
+		// "a/"; the case-folded comparison below catches those).
+		if i > 0 {
+			switch cmp := compareSortKeys(e.name, e.dir, entries[i-1].name, entries[i-1].dir); {
+			case cmp == 0:
+				return refuse(e.name, "a name given twice in one directory")
+			case cmp < 0:
+				return refuse(e.name, "tree entries out of order")
+			}
 		}
-		mode := string(data[:sp])
-		data = data[sp+1:]
-		nul := bytes.IndexByte(data, 0)
-		if nul < 0 || len(data) < nul+1+20 {
-			return refuse(dir, "malformed tree")
+		for j < len(old) && compareSortKeys(old[j].name, old[j].dir, e.name, e.dir) < 0 {
+			j++
 		}
-		name := string(data[:nul])
-		var eh plumbing.Hash
-		copy(eh[:], data[nul+1:nul+21])
-		data = data[nul+21:]
-		p := dir + name
-		if why := badName(name); why != "" {
-			return refuse(p, why)
+		if j < len(old) && old[j].hash == e.hash && bytes.Equal(old[j].mode, e.mode) && bytes.Equal(old[j].name, e.name) {
+			continue // as in the parent: checked there
 		}
-		isDir := mode == modeDir
-		switch mode {
+		a := added{e: e}
+		if j < len(old) && old[j].dir && e.dir && bytes.Equal(old[j].name, e.name) {
+			a.base = old[j].hash
+		}
+		if why := badName(e.name); why != "" {
+			return refuse(e.name, why)
+		}
+		switch string(e.mode) {
 		case modeDir, modeFile, modeExec:
 		case "120000":
-			return refuse(p, "a symlink (a store holds regular files only)")
+			return refuse(e.name, "a symlink (a store holds regular files only)")
 		case "160000":
-			return refuse(p, "a submodule (a store holds regular files only)")
+			return refuse(e.name, "a submodule (a store holds regular files only)")
 		default:
-			return refuse(p, fmt.Sprintf("file mode %s (a store holds directories and regular files only)", mode))
+			return refuse(e.name, fmt.Sprintf("file mode %q (a store holds directories and regular files only)", e.mode))
 		}
-		// git sorts a directory as its name followed by '/'; fsck refuses
-		// a tree out of that order and any name given twice.
-		key := name
-		if isDir {
-			key += "/"
-		}
-		if prev != "" && key <= prev {
-			if key == prev {
-				return refuse(p, "a name given twice in one directory")
-			}
-			return refuse(p, "tree entries out of order")
-		}
-		prev = key
-		f := foldName(name)
-		if other, dup := folded[f]; dup {
-			if other == name {
-				return refuse(p, "a name given twice in one directory")
-			}
-			return refuse(p, fmt.Sprintf("its name differs only in case from %q (both cannot exist on macOS and Windows)", other))
-		}
-		folded[f] = name
-		if isDir {
-			if err := v.tree(ctx, c, eh, p+"/", depth+1); err != nil {
+		fresh = append(fresh, a)
+	}
+	if err := v.caseTwins(entries, len(fresh), func(i int) []byte { return fresh[i].e.name }, refuse); err != nil {
+		return err
+	}
+	for _, a := range fresh {
+		if a.e.dir {
+			if err := v.tree(ctx, c, a.e.hash, a.base, dir+string(a.e.name)+"/", depth+1); err != nil {
 				return err
 			}
-			continue
-		}
-		v.files++
-		if v.files > MaxTreeFiles {
-			return &RefusedError{Commit: c, Reason: fmt.Sprintf("its tree lists more than %d files", MaxTreeFiles)}
-		}
-		if !v.blobs[eh] {
-			if err := v.blobSize(c, eh, p); err != nil {
-				return err
-			}
-			v.blobs[eh] = true
 		}
 	}
 	v.trees[h] = true
-	if v.filesIn == nil {
-		v.filesIn = map[plumbing.Hash]int{}
-	}
-	v.filesIn[h] = v.files - before
 	return nil
 }
 
-// blobSize refuses a file over MaxBlobSize by its header, without
-// inflating it.
-func (v *verifier) blobSize(c, h plumbing.Hash, p string) error {
-	obj, err := v.g.r.Storer.EncodedObject(plumbing.AnyObject, h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+// caseTwins refuses a tree in which a new entry's name equals another
+// entry's but for case (both cannot exist on macOS and Windows, nor the
+// same name twice anywhere). Few new entries are compared with every
+// entry; many are checked through a set of folded names.
+func (v *verifier) caseTwins(entries []treeEntry, n int, name func(int) []byte, refuse func([]byte, string) error) error {
+	twin := func(a, b []byte) error {
+		if bytes.Equal(a, b) {
+			return refuse(a, "a name given twice in one directory")
+		}
+		return refuse(a, fmt.Sprintf("its name differs only in case from %q (both cannot exist on macOS and Windows)", b))
+	}
+	if n == 0 {
+		return nil
+	}
+	if n <= 8 {
+		for k := 0; k < n; k++ {
+			nk := name(k)
+			seen := false
+			for _, e := range entries {
+				if len(e.name) != len(nk) || !bytes.EqualFold(e.name, nk) {
+					continue
+				}
+				if !seen && bytes.Equal(e.name, nk) {
+					seen = true // itself, once
+					continue
+				}
+				return twin(nk, e.name)
+			}
+		}
+		return nil
+	}
+	if v.folded == nil {
+		v.folded = map[uint64][]byte{}
+	}
+	clear(v.folded)
+	for _, e := range entries {
+		k := foldHash(e.name)
+		if other, ok := v.folded[k]; ok && bytes.EqualFold(other, e.name) {
+			return twin(e.name, other)
+		}
+		v.folded[k] = e.name
+	}
+	return nil
+}
+
+// compareSortKeys compares two entries as git orders them: by name, a
+// directory's name followed by '/'.
+func compareSortKeys(a []byte, aDir bool, b []byte, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := bytes.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	next := func(s []byte, dir bool) int {
+		if len(s) > n {
+			return int(s[n])
+		}
+		if dir {
+			return '/'
+		}
+		return -1 // the end of a file's name
+	}
+	ca, cb := next(a, aDir), next(b, bDir)
+	switch {
+	case ca < cb:
+		return -1
+	case ca > cb:
+		return 1
+	}
+	return 0
+}
+
+// foldHash is FNV-1a of the name's case-folded bytes (ASCII folded, and
+// other runes through unicode's simple folding as bytes.EqualFold does).
+func foldHash(name []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for len(name) > 0 {
+		r, size := rune(name[0]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(name)
+			r = unicode.ToLower(r)
+		} else if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		name = name[size:]
+		h ^= uint64(r)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// checkBlobSize refuses the file at p of commit c when its blob is over
+// MaxBlobSize, judged by the object's header: nothing is inflated.
+// Called for each file a checkout or merge is about to read, before
+// anything is written.
+func (g *Repo) checkBlobSize(c plumbing.Hash, p string, h plumbing.Hash) error {
+	var size int64
+	var err error
+	if s, ok := g.r.Storer.(interface {
+		EncodedObjectSize(plumbing.Hash) (int64, error)
+	}); ok {
+		size, err = s.EncodedObjectSize(h)
+	} else {
+		var obj plumbing.EncodedObject
+		if obj, err = g.r.Storer.EncodedObject(plumbing.AnyObject, h); err == nil {
+			size = obj.Size()
+		}
+	}
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
 		return &RefusedError{Commit: c, Path: p, Reason: "a file the hub did not send"}
-	}
-	if err != nil {
-		return &RefusedError{Commit: c, Path: p, Reason: err.Error()}
-	}
-	if obj.Type() != plumbing.BlobObject {
-		return &RefusedError{Commit: c, Path: p, Reason: fmt.Sprintf("a %s where a file belongs", obj.Type())}
-	}
-	size := obj.Size()
-	if size > MaxBlobSize {
+	case err != nil:
+		return fmt.Errorf("read object %s: %w", h, err)
+	case size > MaxBlobSize:
 		return &RefusedError{Commit: c, Path: p, Reason: fmt.Sprintf("a file of %d bytes (a note is at most %d)", size, MaxBlobSize)}
 	}
 	return nil
@@ -433,27 +649,38 @@ func (v *verifier) blobSize(c, h plumbing.Hash, p string) error {
 // "" if it may. These are fsck's rules (with core.protectNTFS and
 // core.protectHFS, which git turns on for every checkout that may reach
 // such a machine) plus the files that change how git writes others.
-func badName(name string) string {
+func badName(name []byte) string {
 	switch {
-	case name == "":
+	case len(name) == 0:
 		return "an empty name"
-	case name == "." || name == "..":
-		return "a name that is . or .."
 	case len(name) > MaxNameBytes:
 		return fmt.Sprintf("a name over %d bytes", MaxNameBytes)
-	case strings.ContainsAny(name, "/\\"):
-		return "a name with a path separator"
-	case strings.ContainsRune(name, ':'):
-		return "a name with ':' (an NTFS stream)"
-	case !utf8.ValidString(name):
-		return "a name that is not UTF-8"
 	}
-	for i := 0; i < len(name); i++ {
-		if name[i] < 0x20 || name[i] == 0x7f {
+	plain := true // ASCII letters, digits, '-', '_' and '.', no control bytes
+	for _, c := range name {
+		switch {
+		case c < 0x20 || c == 0x7f:
 			return "a name with a control character"
+		case c == '/' || c == '\\':
+			return "a name with a path separator"
+		case c == ':':
+			return "a name with ':' (an NTFS stream)"
+		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'):
+			plain = false
 		}
 	}
-	switch base := dotGitBase(name); base {
+	if string(name) == "." || string(name) == ".." {
+		return "a name that is . or .."
+	}
+	// A plain name can mean .git & co only if it starts like one (".git",
+	// "git~1", "gitmod~1"): a note's ULID name skips the slow look.
+	if plain && name[0] != '.' && name[0] != 'g' && name[0] != 'G' {
+		return ""
+	}
+	if !utf8.Valid(name) {
+		return "a name that is not UTF-8"
+	}
+	switch base := dotGitBase(string(name)); base {
 	case ".git":
 		return "a .git entry (it would take over the repository)"
 	case ".gitmodules", ".gitattributes":
@@ -494,9 +721,6 @@ func hfsIgnorable(r rune) bool {
 	}
 	return false
 }
-
-// foldName is the name as a case-insensitive file system compares it.
-func foldName(name string) string { return strings.ToLower(name) }
 
 // packFiles lists the pack files in .git/objects/pack by name.
 func (g *Repo) packFiles() map[string]bool {

@@ -146,7 +146,7 @@ func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, er
 	if err != nil {
 		return res, err
 	}
-	out, conflicts, err := g.mergeTrees(base, ours, theirsFiles)
+	out, conflicts, err := g.mergeTrees(base, ours, theirsFiles, theirs)
 	if err != nil {
 		return res, err
 	}
@@ -167,7 +167,7 @@ func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, er
 
 // mergeTrees applies the per-path policy: one-sided changes win, delete
 // against edit keeps the edit, two edits merge as notes.
-func (g *Repo) mergeTrees(base, ours, theirs map[string]entry) (map[string]entry, []string, error) {
+func (g *Repo) mergeTrees(base, ours, theirs map[string]entry, theirsCommit plumbing.Hash) (map[string]entry, []string, error) {
 	out := make(map[string]entry, len(ours))
 	for p, e := range ours {
 		out[p] = e
@@ -182,6 +182,12 @@ func (g *Repo) mergeTrees(base, ours, theirs map[string]entry) (map[string]entry
 	for _, p := range paths {
 		cr := chR[p]
 		cl, both := chL[p]
+		if !cr.deleted {
+			// Refused as theirs, before anything is read or written.
+			if err := g.checkBlobSize(theirsCommit, p, cr.e.Hash); err != nil {
+				return nil, nil, err
+			}
+		}
 		switch {
 		case !both:
 			if cr.deleted {
@@ -263,6 +269,11 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
+		if c := chs[p]; !c.deleted {
+			if err := g.checkBlobSize(to, p, c.e.Hash); err != nil {
+				return nil, err
+			}
+		}
 		// Nothing is written through a link: a directory on the way that
 		// is one stops the checkout before any file is touched.
 		if err := g.realParents(p); err != nil {
