@@ -151,6 +151,9 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 	}
 
 	bad, err := s.ix.BadFiles(ctx)
+	if c, ok := s.duplicatesCheck(ctx, bad); ok && err == nil {
+		out = append(out, c)
+	}
 	if err != nil {
 		out = append(out, problem("note files", err, "run `anamnesis reindex --full`"))
 	} else {

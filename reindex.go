@@ -2,16 +2,23 @@ package anamnesis
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ReconcileReport says what a reconcile or rebuild changed in the index
@@ -22,6 +29,59 @@ type ReconcileReport struct {
 	Deleted int           `json:"deleted"`
 	Indexed int           `json:"indexed"` // notes in the index afterwards
 	Skipped []SkippedFile `json:"skipped"` // files currently skipped, with reasons
+	// Duplicates: ids more than one file claims (those files are among
+	// Skipped too, all but the one indexed).
+	Duplicates []DuplicateID `json:"duplicates"`
+}
+
+// DuplicateID is a note id claimed by more than one file: one note, the
+// one indexed from IndexedFrom (chosen by ownerOf), and files that are
+// not indexed because they carry the same id.
+type DuplicateID struct {
+	ID          string   `json:"id"`
+	IndexedFrom string   `json:"indexed_from"`
+	NotIndexed  []string `json:"not_indexed"`
+}
+
+// duplicateIDs lists the ids several files claim, by id, from the index's
+// skipped files.
+func duplicateIDs(ctx context.Context, ix *index.Index, bad []index.File) ([]DuplicateID, error) {
+	var ids []string
+	for _, f := range bad {
+		if f.NoteID != "" && strings.HasPrefix(f.Error, "duplicate id ") {
+			ids = append(ids, f.NoteID)
+		}
+	}
+	claims, err := ix.Claimants(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := []DuplicateID{}
+	for id, paths := range claims {
+		if len(paths) > 1 {
+			out = append(out, DuplicateID{ID: id, IndexedFrom: paths[0], NotIndexed: paths[1:]})
+		}
+	}
+	slices.SortFunc(out, func(a, b DuplicateID) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// duplicatesCheck is doctor's row for duplicate ids, naming every file.
+func (s *Store) duplicatesCheck(ctx context.Context, bad []index.File) (Check, bool) {
+	dups, err := duplicateIDs(ctx, s.ix, bad)
+	if err != nil {
+		return Check{Name: "duplicate ids", State: CheckProblem, Detail: s.ix.Explain(err).Error(), Fix: "run `anamnesis reindex --full`"}, true
+	}
+	if len(dups) == 0 {
+		return Check{}, false
+	}
+	c := Check{Name: "duplicate ids", State: CheckWarn,
+		Detail: fmt.Sprintf("%s claimed by more than one file; only the file first in memory/'s history (or in local/) is indexed", countOf(len(dups), "note id is", "note ids are")),
+		Fix:    "look at both files: delete the one that should not be there, or give it a new id (`anamnesis write` its text again), then run `anamnesis reindex`"}
+	for _, d := range dups {
+		c.Items = append(c.Items, fmt.Sprintf("%s: indexed from %s, also claimed by %s", d.ID, d.IndexedFrom, strings.Join(d.NotIndexed, ", ")))
+	}
+	return c, true
 }
 
 type located struct {
@@ -115,6 +175,9 @@ func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result,
 		return s.produceChanges(ctx, files, yield)
 	})
 	if err != nil {
+		return res, err
+	}
+	if _, err := s.settleDuplicates(ctx, ix, res.Duplicates); err != nil {
 		return res, err
 	}
 	// The rebuild read the worktree, which holds at least HEAD.
@@ -323,6 +386,9 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 		res.Skipped -= more.Added + more.Updated
 		res.Add(more)
 	}
+	if _, err := s.settleDuplicates(ctx, s.ix, res.Duplicates); err != nil {
+		return ReconcileReport{}, err
+	}
 	if !st.current {
 		if err := setIndexed(ctx, s.ix, st.head); err != nil {
 			return ReconcileReport{}, err
@@ -398,7 +464,11 @@ func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, 
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	return ReconcileReport{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Indexed: st.Total, Skipped: skippedFiles(bad)}, nil
+	dups, err := duplicateIDs(ctx, s.ix, bad)
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	return ReconcileReport{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Indexed: st.Total, Skipped: skippedFiles(bad), Duplicates: dups}, nil
 }
 
 // advanceIndexedCommit records head as indexed when the index already
@@ -470,6 +540,9 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 	if err != nil {
 		return res, err
 	}
+	if _, err := s.settleDuplicates(ctx, s.ix, res.Duplicates); err != nil {
+		return res, err
+	}
 	if len(res.Freed) > 0 {
 		// A duplicate of a removed id may now be indexable: let a
 		// reconcile settle it (cheap: only stat changes are read).
@@ -478,4 +551,208 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 		}
 	}
 	return res, nil
+}
+
+// settleDuplicates gives each of ids that several files claim to the
+// file ownerOf picks, whatever order the files were indexed in: without
+// it, a full rebuild (which indexes in walk order) and an incremental
+// reconcile (where the file indexed first keeps the id) could disagree,
+// and a file arriving from the hub at a path that sorts first took over a
+// note it merely copied the id of. The other files stay recorded as
+// duplicates, which reindex, status and doctor report.
+func (s *Store) settleDuplicates(ctx context.Context, ix *index.Index, ids []string) (index.Result, error) {
+	var res index.Result
+	if len(ids) == 0 {
+		return res, nil
+	}
+	claims, err := ix.Claimants(ctx, ids)
+	if err != nil {
+		return res, err
+	}
+	settled := make([]string, 0, len(claims))
+	for id := range claims {
+		settled = append(settled, id)
+	}
+	sort.Strings(settled)
+	var changes []index.Change
+	for _, id := range settled {
+		paths := claims[id]
+		if len(paths) < 2 {
+			continue
+		}
+		want := s.ownerOf(ctx, id, paths)
+		if want == paths[0] {
+			continue
+		}
+		scope, rel, _ := note.SplitHomePath(want)
+		ch := s.readChange(s.tree(scope), rel)
+		if ch.Note == nil || ch.Note.ID != id {
+			continue // changed since it was indexed: the next reconcile reads it
+		}
+		ch.Claim = true
+		changes = append(changes, ch)
+	}
+	if len(changes) == 0 {
+		return res, nil
+	}
+	// Counts stay as they were: one file of each id left the skipped and
+	// another joined them.
+	return ix.Apply(ctx, changes)
+}
+
+// ownerOf decides which of several files claiming note id owns it (paths
+// are home-relative, at least two). The rule, first that separates them:
+//
+//  1. local/ before memory/: nothing but this machine writes local/, so a
+//     file synced in from a hub can never take the id of a machine-local
+//     note.
+//  2. In memory/, the file that was in the history first: a file is later
+//     when, in a commit just before it appeared, another claimant was
+//     already there. Whoever writes a second file (a hub, a peer, a hand
+//     copy) cannot place it before a note that is already committed, so a
+//     note keeps its id against any newcomer, on every machine alike (all
+//     of them see the same history). Files not committed yet come after
+//     committed ones.
+//  3. The file named for its id (<type>/<id>.md, or a conflict copy whose
+//     name carries its id's hash) before others.
+//  4. The lexically smallest path.
+//
+// 3 and 4 only separate files history cannot (added in one commit, on two
+// branches at once, or beyond the walk's budget). All four depend on the
+// files and the history only, so a full rebuild and any sequence of
+// reconciles agree.
+func (s *Store) ownerOf(ctx context.Context, id string, paths []string) string {
+	cands := slices.Clone(paths)
+	if local := slices.DeleteFunc(slices.Clone(cands), func(p string) bool {
+		scope, _, _ := note.SplitHomePath(p)
+		return scope != note.ScopeMachineLocal
+	}); len(local) > 0 {
+		cands = local
+	} else if len(cands) > 1 {
+		if r, err := s.repo(ctx); err == nil {
+			cands = firstInHistory(ctx, r, cands)
+		}
+	}
+	slices.SortFunc(cands, func(a, b string) int {
+		ca, cb := namedFor(id, a), namedFor(id, b)
+		switch {
+		case ca && !cb:
+			return -1
+		case cb && !ca:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return cands[0]
+}
+
+// namedFor reports whether home-relative path p is the name a note with
+// id gets: <type>/<id>.md, or <stem>.conflict-<8 hex>.md whose hex is the
+// start of the blob hash id was derived from (gitsync's conflict copies).
+func namedFor(id, p string) bool {
+	base := path.Base(p)
+	if base == id+".md" {
+		return true
+	}
+	stem, ok := strings.CutSuffix(base, ".md")
+	if !ok {
+		return false
+	}
+	i := strings.LastIndex(stem, ".conflict-")
+	if i < 0 {
+		return false
+	}
+	h, err := hex.DecodeString(stem[i+len(".conflict-"):])
+	if err != nil || len(h) != 4 {
+		return false
+	}
+	// 32 bits of the hash fix the id's first 6 characters (30 bits).
+	return len(id) >= 6 && note.IDFromHash(append(h, make([]byte, 12)...))[:6] == id[:6]
+}
+
+// historyBudget bounds the commits walked per claimant when settling a
+// duplicate id: a file added within that many commits of HEAD is placed
+// exactly; older ones are left to the rules after history.
+const historyBudget = 2000
+
+// firstInHistory returns the claimants (home-relative memory/ paths) that
+// no other claimant preceded in memory/'s history, in their given order.
+// For each it walks back from HEAD over the commits that contain it; a
+// commit reached that lacks it is where it appeared (one per branch), and
+// if another claimant is in such a commit, it came later. The walks run
+// side by side and stop once one claimant is left, so settling a newcomer
+// against an old note costs about the newcomer's age in commits. Errors
+// and exhausted budgets leave a claimant in.
+func firstInHistory(ctx context.Context, r *gitsync.Repo, paths []string) []string {
+	head, err := r.Head()
+	if err != nil || head.IsZero() {
+		return paths
+	}
+	repo := r.Git()
+	type walk struct {
+		rel          string
+		queue        []plumbing.Hash
+		seen         map[plumbing.Hash]bool
+		later, ended bool
+	}
+	has := func(c *object.Commit, rel string) bool {
+		t, err := c.Tree()
+		if err != nil {
+			return false
+		}
+		_, err = t.FindEntry(rel)
+		return err == nil
+	}
+	ws := make([]*walk, 0, len(paths))
+	for _, p := range paths {
+		_, rel, _ := note.SplitHomePath(p)
+		ws = append(ws, &walk{rel: rel, queue: []plumbing.Hash{head}, seen: map[plumbing.Hash]bool{head: true}})
+	}
+	left := len(ws)
+	for steps := 0; steps < historyBudget && left > 1 && ctx.Err() == nil; steps++ {
+		active := false
+		for _, w := range ws {
+			if w.later || w.ended || left < 2 {
+				continue
+			}
+			if len(w.queue) == 0 {
+				w.ended = true
+				continue
+			}
+			active = true
+			c, err := repo.CommitObject(w.queue[0])
+			w.queue = w.queue[1:]
+			if err != nil {
+				w.ended = true
+				continue
+			}
+			if !has(c, w.rel) {
+				// Where w's file appeared on this line of history.
+				for _, o := range ws {
+					if o != w && has(c, o.rel) {
+						w.later = true
+						left--
+						break
+					}
+				}
+				continue
+			}
+			for _, ph := range c.ParentHashes {
+				if !w.seen[ph] {
+					w.seen[ph] = true
+					w.queue = append(w.queue, ph)
+				}
+			}
+		}
+		if !active {
+			break
+		}
+	}
+	var out []string
+	for i, w := range ws {
+		if !w.later {
+			out = append(out, paths[i])
+		}
+	}
+	return out
 }

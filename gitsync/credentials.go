@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	nethttp "net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,14 +23,72 @@ import (
 // Redact returns a remote (or a list of them, or any text) as it may be
 // shown: a password in a URL becomes *** (https://user:***@host/path).
 // For http(s), a user name without a password is hidden too
-// (https://***@host/path): hosts accept a token in that place. Paths,
-// scp-style ssh remotes (git@host:path) and URLs without credentials
-// come back unchanged.
+// (https://***@host/path): hosts accept a token in that place. Every
+// query value and the fragment of a URL are hidden as well
+// (https://host/r.git?token=***&ref=***#***): a token travels as
+// ?token=, ?access_token=, ?private_token=, ?key=, a signature or any
+// name a host chose, so no list of secret names is complete, and a git
+// remote has no query worth reading on screen (keys stay, so the user
+// still sees which parameters are set). Paths, scp-style ssh remotes
+// (git@host:path) and URLs without credentials or query come back
+// unchanged. Redact(Redact(x)) == Redact(x).
 func Redact(remote string) string {
-	return urlWithUserinfo().ReplaceAllStringFunc(remote, func(m string) string {
+	out := urlWithUserinfo().ReplaceAllStringFunc(remote, func(m string) string {
 		scheme, userinfo, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
 		return scheme + "://" + redactUserinfo(scheme, userinfo) + "@"
 	})
+	return urlWithQuery().ReplaceAllStringFunc(out, redactQuery)
+}
+
+// urlWithQuery matches a URL that has a query or a fragment, from its
+// scheme to the end of the query and fragment.
+var urlWithQuery = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s?#"'<>]*[?#][^\s"'<>]*`)
+})
+
+// nextScheme finds ",scheme://" in s (the next remote of a list such as
+// peers:URL,URL), returning the index of the comma or -1.
+var nextScheme = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`,[A-Za-z][A-Za-z0-9+.-]*://`)
+})
+
+// redactQuery hides the values of a URL's query and its fragment; a
+// further URL after a comma is redacted on its own.
+func redactQuery(m string) string {
+	i := strings.IndexAny(m, "?#")
+	head, tail, rest := m[:i], m[i:], ""
+	if loc := nextScheme().FindStringIndex(tail); loc != nil {
+		tail, rest = tail[:loc[0]], tail[loc[0]:]
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	query, frag, hasFrag := "", "", false
+	if tail[0] == '?' {
+		query, frag, hasFrag = strings.Cut(tail[1:], "#")
+		b.WriteByte('?')
+		for j, part := range strings.Split(query, "&") {
+			if j > 0 {
+				b.WriteByte('&')
+			}
+			if k, _, ok := strings.Cut(part, "="); ok {
+				b.WriteString(k + "=***")
+			} else if part != "" {
+				b.WriteString("***")
+			}
+		}
+	} else {
+		frag, hasFrag = tail[1:], true
+	}
+	if hasFrag {
+		b.WriteByte('#')
+		if frag != "" {
+			b.WriteString("***")
+		}
+	}
+	if rest != "" {
+		b.WriteString(urlWithQuery().ReplaceAllStringFunc(rest, redactQuery))
+	}
+	return b.String()
 }
 
 // urlWithUserinfo matches the scheme and user information of a URL: up
@@ -70,8 +130,13 @@ func redactUserinfo(scheme, userinfo string) string {
 // withoutSecret is the remote as .git/config may keep it, a file any
 // local user can read and git tools print: for http(s) without any user
 // information (credentials come from where the user keeps them), for
-// other schemes without a password (an ssh user name is no secret).
+// other schemes without a password (an ssh user name is no secret), and
+// for every URL without its query and fragment, where hosts put tokens
+// too (?private_token=...). The query still has to reach an http(s)
+// server: remoteQuery and queryTransport carry it on each request, from
+// the remote as the user configured it.
 func withoutSecret(remote string) string {
+	remote = withoutQuery(remote)
 	scheme, userinfo, rest, ok := splitUserinfo(remote)
 	if !ok {
 		return remote
@@ -81,6 +146,68 @@ func withoutSecret(remote string) string {
 	}
 	user, _, _ := strings.Cut(userinfo, ":")
 	return scheme + "://" + user + "@" + rest
+}
+
+// withoutQuery cuts a URL's query and fragment; paths and scp-style
+// remotes (no "://") are left alone, as git reads them literally.
+func withoutQuery(remote string) string {
+	_, after, ok := strings.Cut(remote, "://")
+	if !ok {
+		return remote
+	}
+	if i := strings.IndexAny(after, "?#"); i >= 0 {
+		return remote[:len(remote)-len(after)+i]
+	}
+	return remote
+}
+
+// remoteQuery is the raw query of an http(s) remote ("" when it has
+// none): what queryTransport adds to each request.
+func remoteQuery(remote string) string {
+	u, err := url.Parse(remote)
+	if err != nil || !isHTTP(u.Scheme) {
+		return ""
+	}
+	return u.RawQuery
+}
+
+// queryTransport sends a remote's query with every request to the
+// remote's host. go-git cannot carry it in the endpoint: it builds
+// request URLs as endpoint + "/info/refs?service=...", so a query in the
+// endpoint ends up before the path's tail (r.git?token=x/info/refs?...)
+// and the server sees neither. Other hosts (a redirect elsewhere) are not
+// sent it.
+type queryTransport struct {
+	base  nethttp.RoundTripper
+	host  string // host[:port] of the remote
+	query string // raw, as the user wrote it
+}
+
+// withRemoteQuery wraps base so that requests carry remote's query; it
+// returns base itself when remote has none.
+func withRemoteQuery(base nethttp.RoundTripper, remote string) nethttp.RoundTripper {
+	q := remoteQuery(remote)
+	if q == "" {
+		return base
+	}
+	u, err := url.Parse(remote)
+	if err != nil {
+		return base
+	}
+	return &queryTransport{base: base, host: u.Host, query: q}
+}
+
+func (t *queryTransport) RoundTrip(req *nethttp.Request) (*nethttp.Response, error) {
+	if !strings.EqualFold(req.URL.Host, t.host) {
+		return t.base.RoundTrip(req)
+	}
+	r := req.Clone(req.Context()) // a RoundTripper must not change the caller's request
+	if r.URL.RawQuery == "" {
+		r.URL.RawQuery = t.query
+	} else {
+		r.URL.RawQuery = t.query + "&" + r.URL.RawQuery
+	}
+	return t.base.RoundTrip(r)
 }
 
 func isHTTP(scheme string) bool {
@@ -100,10 +227,20 @@ func redactText(text string, secrets ...string) string {
 	return text
 }
 
-// secretsOf lists the password in a remote URL, decoded and as written,
-// to be hidden wherever an error quotes it outside a URL.
+// secretsOf lists the password and the query values of a remote URL,
+// decoded and as written, to be hidden wherever an error quotes them
+// outside a URL.
 func secretsOf(remote string) []string {
 	var out []string
+	if q := remoteQuery(remote); q != "" {
+		for _, part := range strings.Split(q, "&") {
+			_, v, _ := strings.Cut(part, "=")
+			out = append(out, v)
+			if d, err := url.QueryUnescape(v); err == nil && d != v {
+				out = append(out, d)
+			}
+		}
+	}
 	if ep, err := transport.NewEndpoint(remote); err == nil && ep.Password != "" {
 		out = append(out, ep.Password)
 	}

@@ -18,8 +18,10 @@ const ConflictKey = "conflict_of"
 // noteMerge is the outcome of merging two versions of one note file.
 type noteMerge struct {
 	merged []byte
-	// copyPath/copyData are set when both sides edited the same lines of
-	// the body: the older version is kept whole as a conflict copy.
+	// copyPath/copyData are set when both sides changed the same thing
+	// (lines of the body, or one frontmatter value) in different ways:
+	// the version that did not become the note is kept whole as a
+	// conflict copy.
 	copyPath string
 	copyData []byte
 }
@@ -28,6 +30,13 @@ type noteMerge struct {
 // common version base (nil when the file did not exist there). It is a
 // pure function of base and the unordered pair {a, b}, so two machines
 // merging each other's changes produce the same bytes.
+//
+// Which side is "newer" (updated_at) only decides which version the note
+// keeps where both sides disagree; it never decides what is thrown away,
+// because updated_at comes from a machine's clock, and a clock that runs
+// ahead would otherwise win every merge and silently drop the edits of
+// correctly-clocked machines. Whatever the note does not keep of the
+// other side goes to a conflict copy.
 func mergeNote(p string, base, a, b []byte) noteMerge {
 	na, errA := note.Parse(a)
 	nb, errB := note.Parse(b)
@@ -38,12 +47,11 @@ func mergeNote(p string, base, a, b []byte) noteMerge {
 	if errA != nil || errB != nil || (base != nil && nbase == nil) {
 		return mergeText(p, base, a, b)
 	}
-	win, lose := na, nb
-	winRaw, loseRaw := a, b
+	win, lose, loseRaw := na, nb, b
 	if newer(nb, na, b, a) {
-		win, lose, winRaw, loseRaw = nb, na, b, a
+		win, lose, loseRaw = nb, na, a
 	}
-	m := mergeFrontmatter(nbase, win, lose)
+	m, frontConflict := mergeFrontmatter(nbase, win, lose)
 	var bodyBase string
 	if nbase != nil {
 		bodyBase = nbase.Body + "\n"
@@ -51,11 +59,14 @@ func mergeNote(p string, base, a, b []byte) noteMerge {
 	body, clean := Merge3(bodyBase, win.Body+"\n", lose.Body+"\n")
 	if clean {
 		m.Body = strings.TrimSuffix(body, "\n")
-		return noteMerge{merged: note.Marshal(m)}
+	} else {
+		m.Body = win.Body
 	}
-	m.Body = win.Body
-	_ = winRaw
-	return noteMerge{merged: note.Marshal(m), copyPath: conflictPath(p, loseRaw), copyData: conflictCopy(lose, loseRaw)}
+	out := noteMerge{merged: note.Marshal(m)}
+	if !clean || frontConflict {
+		out.copyPath, out.copyData = conflictPath(p, loseRaw), conflictCopy(lose, loseRaw)
+	}
+	return out
 }
 
 // newer reports whether x is the newer of two versions: later updated_at,
@@ -108,39 +119,67 @@ func conflictCopy(lose *note.Note, raw []byte) []byte {
 // contentID derives a 26-character id (ULID alphabet) from a hash.
 func contentID(h plumbing.Hash) string { return note.IDFromHash(h[:]) }
 
-// mergeFrontmatter merges key by key: a value only one side changed wins;
-// both changed to different values, the newer note's value wins; tags and
-// supersedes merge as sets; updated_at is the later of the two.
-func mergeFrontmatter(base, win, lose *note.Note) *note.Note {
+// mergeFrontmatter merges key by key, and reports whether both sides
+// changed one key (relative to base) to different values: a conflict the
+// caller keeps whole as a conflict copy of lose, while the merged note
+// takes win's value. Nothing in a three-way merge can say which of two
+// such edits came later: when one machine had seen the other's edit before
+// making its own, the history says so and the merge base already holds
+// the first edit (or there is no merge at all, a fast-forward), so only
+// truly concurrent edits reach this point, and their timestamps come from
+// two clocks that need not agree.
+//
+// The policy per key:
+//   - updated_at: the later of the two, never a conflict. Every edit
+//     stamps it, so two concurrent edits of anything always both change it;
+//     a copy for it would be a copy for every concurrent edit, and it
+//     records when, not what (a clock running ahead leaves its time here
+//     until a later edit, which is harmless: nothing is decided by it but
+//     which version the note shows first).
+//   - tags and supersedes: sets, as before. A union (minus what a side
+//     removed) keeps every tag either side added, so nothing is lost and
+//     nothing to copy.
+//   - every other known key (id, type, title, project, machine_id, scope,
+//     user_id, workspace_id, prov_*, confidence, created_at) and every key
+//     the note package does not model: one value, written by a person or
+//     by a capture on purpose and not restamped by an ordinary edit, so a
+//     concurrent change of it on both sides is a real disagreement. The
+//     note takes win's value, lose's survives in the copy.
+//   - comment blocks are text a person wrote: the same rule, per block.
+func mergeFrontmatter(base, win, lose *note.Note) (*note.Note, bool) {
 	m := *win
-	pick := func(b, w, l string, hasBase bool) string {
+	conflict := false
+	hb := base != nil
+	pick := func(b, w, l string) string {
 		switch {
 		case w == l:
 			return w
-		case hasBase && w == b:
+		case hb && w == b:
 			return l
+		case hb && l == b:
+			return w
 		default:
-			return w // lose changed nothing, or both changed: the newer value
+			conflict = true // both changed it (or both added the file)
+			return w
 		}
 	}
-	hb := base != nil
 	var bn note.Note
 	if hb {
 		bn = *base
 	}
-	m.ID = pick(bn.ID, win.ID, lose.ID, hb)
-	m.Type = pick(bn.Type, win.Type, lose.Type, hb)
-	m.Title = pick(bn.Title, win.Title, lose.Title, hb)
-	m.Project = pick(bn.Project, win.Project, lose.Project, hb)
-	m.MachineID = pick(bn.MachineID, win.MachineID, lose.MachineID, hb)
-	m.Scope = pick(bn.Scope, win.Scope, lose.Scope, hb)
-	m.UserID = pick(bn.UserID, win.UserID, lose.UserID, hb)
-	m.WorkspaceID = pick(bn.WorkspaceID, win.WorkspaceID, lose.WorkspaceID, hb)
-	m.ProvSource = pick(bn.ProvSource, win.ProvSource, lose.ProvSource, hb)
-	m.ProvModel = pick(bn.ProvModel, win.ProvModel, lose.ProvModel, hb)
-	m.ProvSession = pick(bn.ProvSession, win.ProvSession, lose.ProvSession, hb)
-	m.CreatedAt = pick(bn.CreatedAt, win.CreatedAt, lose.CreatedAt, hb)
-	conf := pick(fmtF(bn.Confidence), fmtF(win.Confidence), fmtF(lose.Confidence), hb)
+	m.ID = pick(bn.ID, win.ID, lose.ID)
+	m.Type = pick(bn.Type, win.Type, lose.Type)
+	m.Title = pick(bn.Title, win.Title, lose.Title)
+	m.Project = pick(bn.Project, win.Project, lose.Project)
+	m.MachineID = pick(bn.MachineID, win.MachineID, lose.MachineID)
+	m.Scope = pick(bn.Scope, win.Scope, lose.Scope)
+	m.UserID = pick(bn.UserID, win.UserID, lose.UserID)
+	m.WorkspaceID = pick(bn.WorkspaceID, win.WorkspaceID, lose.WorkspaceID)
+	m.ProvSource = pick(bn.ProvSource, win.ProvSource, lose.ProvSource)
+	m.ProvModel = pick(bn.ProvModel, win.ProvModel, lose.ProvModel)
+	m.ProvSession = pick(bn.ProvSession, win.ProvSession, lose.ProvSession)
+	m.CreatedAt = pick(bn.CreatedAt, win.CreatedAt, lose.CreatedAt)
+	conf := pick(fmtF(bn.Confidence), fmtF(win.Confidence), fmtF(lose.Confidence))
 	m.Confidence, _ = strconv.ParseFloat(conf, 64)
 	m.UpdatedAt = win.UpdatedAt
 	if lose.UpdatedAt > m.UpdatedAt {
@@ -148,9 +187,10 @@ func mergeFrontmatter(base, win, lose *note.Note) *note.Note {
 	}
 	m.Tags = mergeSet(bn.Tags, win.Tags, lose.Tags, hb)
 	m.Supersedes = mergeSet(bn.Supersedes, win.Supersedes, lose.Supersedes, hb)
-	m.Extra = mergeExtra(bn.Extra, win.Extra, lose.Extra)
-	m.Comments = mergeComments(bn.Comments, win.Comments, lose.Comments)
-	return &m
+	var extraConflict, commentConflict bool
+	m.Extra, extraConflict = mergeExtra(bn.Extra, win.Extra, lose.Extra)
+	m.Comments, commentConflict = mergeComments(bn.Comments, win.Comments, lose.Comments)
+	return &m, conflict || extraConflict || commentConflict
 }
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -195,11 +235,11 @@ func mergeSet(base, win, lose []string, hasBase bool) []string {
 // mergeExtra merges the keys the note package does not model, key by
 // key, by value with YAML types: a side that only reformatted a value
 // (0.50 to 0.5) did not change it. A key only one side changed (added,
-// edited, removed) takes that side's version; a key both changed takes the
-// newer side's. A key neither changed keeps the text of the side that
-// changed its comments, if one did. Keys keep the newer side's order,
-// then the older side's additions.
-func mergeExtra(base, win, lose []note.Field) []note.Field {
+// edited, removed) takes that side's version; a key both changed to
+// different values takes win's and is reported as a conflict. A key
+// neither changed keeps the text of the side that changed its comments, if
+// one did. Keys keep win's order, then lose's additions.
+func mergeExtra(base, win, lose []note.Field) ([]note.Field, bool) {
 	get := func(fs []note.Field, k string) (note.Field, bool) {
 		for _, f := range fs {
 			if f.Key == k {
@@ -222,6 +262,7 @@ func mergeExtra(base, win, lose []note.Field) []note.Field {
 		}
 	}
 	var out []note.Field
+	conflict := false
 	for _, k := range keys {
 		b, okb := get(base, k)
 		w, okw := get(win, k)
@@ -233,21 +274,27 @@ func mergeExtra(base, win, lose []note.Field) []note.Field {
 			f, ok = l, okl
 		case !lc && !wc && okb && w.Text() == b.Text():
 			f, ok = l, okl
+		case lc && wc && changed(w, okw, l, okl):
+			conflict = true
 		}
 		if ok {
 			out = append(out, f)
 		}
 	}
-	return out
+	return out, conflict
 }
 
 // mergeComments merges the comment block before each key (and after the
-// last) as a unit: one side's edit wins over an untouched block, the
-// newer side's over the older's.
-func mergeComments(base, win, lose note.Comments) note.Comments {
+// last) as a unit: one side's edit wins over an untouched block; two
+// different edits of one block are a conflict, and win's stays.
+func mergeComments(base, win, lose note.Comments) (note.Comments, bool) {
+	conflict := false
 	pick := func(b, w, l []string) []string {
-		if slices.Equal(w, b) {
+		switch {
+		case slices.Equal(w, b):
 			return l
+		case !slices.Equal(l, b) && !slices.Equal(w, l):
+			conflict = true
 		}
 		return w
 	}
@@ -265,5 +312,5 @@ func mergeComments(base, win, lose note.Comments) note.Comments {
 			}
 		}
 	}
-	return out
+	return out, conflict
 }

@@ -36,16 +36,24 @@ type Change struct {
 	// Arrived marks a note that came from another machine (a sync merged
 	// it in); ArrivedSince finds it.
 	Arrived bool
+	// Claim makes this file the owner of its note's id even when another
+	// file holds it now; that file is then recorded as the duplicate. The
+	// caller decides which of several files claiming one id owns it
+	// (Apply alone keeps whichever came first, which depends on order).
+	Claim bool
 }
 
 // Result counts what Apply did. Freed lists ids whose file went away;
-// a duplicate file of such an id may now be indexable.
+// a duplicate file of such an id may now be indexable. Duplicates lists
+// ids a file was found to duplicate (kept from the index, recorded as a
+// skipped file): the caller may settle which file owns each.
 type Result struct {
-	Added   int `json:"added"`
-	Updated int `json:"updated"`
-	Deleted int `json:"deleted"`
-	Skipped int `json:"skipped"`
-	Freed   []string
+	Added      int `json:"added"`
+	Updated    int `json:"updated"`
+	Deleted    int `json:"deleted"`
+	Skipped    int `json:"skipped"`
+	Freed      []string
+	Duplicates []string
 }
 
 // Add folds another result into r.
@@ -55,6 +63,7 @@ func (r *Result) Add(o Result) {
 	r.Deleted += o.Deleted
 	r.Skipped += o.Skipped
 	r.Freed = append(r.Freed, o.Freed...)
+	r.Duplicates = append(r.Duplicates, o.Duplicates...)
 }
 
 // Apply applies changes in one transaction: either all of them land or
@@ -292,6 +301,12 @@ func (a *applier) dropNoteOwnedBy(id, path string, res *Result) error {
 	return nil
 }
 
+// DuplicateError is the reason recorded for a file that claims id while
+// the file at owner holds it.
+func DuplicateError(id, owner string) string {
+	return "duplicate id " + id + ", already indexed from " + owner
+}
+
 func (a *applier) apply(c *Change, res *Result) error {
 	path := c.File.Path
 	switch {
@@ -342,12 +357,20 @@ func (a *applier) apply(c *Change, res *Result) error {
 		if err != nil {
 			return err
 		}
-		if alive == n.ID {
+		if alive == n.ID && !c.Claim {
 			res.Skipped++
+			res.Duplicates = append(res.Duplicates, n.ID)
 			f := c.File
 			f.NoteID = n.ID
-			f.Error = "duplicate id " + n.ID + ", already indexed from " + owner
+			f.Error = DuplicateError(n.ID, owner)
 			return a.putFile(f)
+		}
+		if alive == n.ID {
+			// The owner so far becomes the duplicate; its row keeps its
+			// stat and hash, so a reconcile does not read it again.
+			if err := a.exec(`UPDATE index_files SET error = ? WHERE path = ?`, DuplicateError(n.ID, path), owner); err != nil {
+				return err
+			}
 		}
 	}
 	args := []any{n.ID, n.Type, n.Title, bodyPath, n.Project, n.MachineID, scope, n.UserID, n.WorkspaceID,

@@ -365,6 +365,40 @@ func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, erro
 	return out, nil
 }
 
+// Claimants lists, for each id, the files that claim it: the one it is
+// indexed from first, then the duplicates by path. An id nobody claims
+// is left out.
+func (ix *Index) Claimants(ctx context.Context, ids []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, id := range ids {
+		if _, done := out[id]; done {
+			continue
+		}
+		rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE note_id = ? ORDER BY error IS NOT NULL, path`, id)
+		if err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		var paths []string
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
+				return nil, ix.wrap("read", err)
+			}
+			paths = append(paths, p)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, ix.wrap("read", err)
+		}
+		if len(paths) > 0 {
+			out[id] = paths
+		}
+	}
+	return out, nil
+}
+
 // ConflictCopies lists indexed files named as merge conflict copies
 // (<stem>.conflict-<hash>.md), by path.
 func (ix *Index) ConflictCopies(ctx context.Context) ([]string, error) {
