@@ -168,8 +168,12 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if budget <= 0 {
 		budget = ContextBudget
 	}
-	head := fmt.Sprintf("<anamnesis-memory project=%q>\nNotes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", project, project)
-	body, ids := renderNotes(notes, budget-len(head)-300)
+	// The project key comes from the repository's remote or directory
+	// name: text from outside too, so Escape and Inert (memoryBlock).
+	shown := note.Escape(project)
+	attrs := fmt.Sprintf(" project=%q", shown)
+	head := fmt.Sprintf("Notes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", shown)
+	body, ids := renderNotes(notes, budget-memoryBlockSize-len(Inert(attrs+head))-300)
 	if len(ids) == 0 {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
@@ -188,8 +192,8 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 			globalShown++
 		}
 	}
-	tail := leftOut(project, projectTotal-projectShown, globalTotal-globalShown)
-	text := head + body + tail + "</anamnesis-memory>"
+	tail := leftOut(shown, projectTotal-projectShown, globalTotal-globalShown)
+	text := memoryBlock(attrs, head+body+tail)
 	st.add(ids)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
@@ -272,8 +276,8 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	var text strings.Builder
-	text.WriteString("<anamnesis-memory source=\"prompt\">\n")
-	left := PromptBudget - text.Len() - len("</anamnesis-memory>")
+	const attrs = ` source="prompt"`
+	left := PromptBudget - memoryBlockSize - len(attrs)
 	var ids []string
 	if len(fresh) > 0 {
 		const head = "Notes that arrived from this user's other machines since this session started:\n"
@@ -298,12 +302,11 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 	if len(ids) == 0 {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
-	text.WriteString("</anamnesis-memory>")
 	st.add(ids)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}
-	return Output("UserPromptSubmit", text.String()), nil
+	return Output("UserPromptSubmit", memoryBlock(attrs, text.String())), nil
 }
 
 // CaptureResult says what a capture did.
