@@ -183,3 +183,40 @@ func awaitOpen(pid int, path string, timeout time.Duration) bool {
 	}
 	return false
 }
+
+// A caller that never closes the hook's stdin cannot hold it past
+// SIGTERM: the hook gives up reading its input and exits.
+func TestHookWithOpenStdinStopsOnSIGTERM(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command(binary, "hook", "session-end")
+	cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stdin.Write([]byte(`{"session_id":"open",`)) // and never the rest, nor EOF
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	sent := time.Now()
+	select {
+	case err := <-done:
+		if took := time.Since(sent); took > time.Second {
+			t.Errorf("exited %v after SIGTERM", took)
+		}
+		if err != nil || !strings.Contains(stderr.String(), "read hook input") {
+			t.Errorf("exit %v, stderr %q", err, stderr.String())
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the hook still ran 5 s after SIGTERM, waiting for its input")
+	}
+}
