@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,6 +25,22 @@ const (
 	PromptK = 3
 	// PromptBudget bounds what one prompt adds.
 	PromptBudget = 4000
+)
+
+// Time bounds of a capture (SessionEnd, PreCompact). Claude Code gives
+// all SessionEnd hooks together 1.5 s unless a hook's timeout raises it
+// (init and the plugin write 5 s), then cancels the hook and tells the
+// user ("Hook cancelled"); PreCompact holds up the compaction while it
+// runs.
+const (
+	// TranscriptReadBudget bounds the transcript read
+	// (MaxTranscriptBytes bounds its size): a read still going then
+	// stops, and the note is made of what it read.
+	TranscriptReadBudget = time.Second
+	// CaptureBudget bounds a whole capture (read, summary, write and
+	// commit): under init's 5 s, with room for the process's start and
+	// exit.
+	CaptureBudget = 4 * time.Second
 )
 
 // Memory is what the hooks need of a store; the root package's Store
@@ -92,6 +109,8 @@ func Handle(ctx context.Context, event string, env Env, in Input) (Result, error
 			// Off SessionStart's path, where the user waits.
 			defer pruneState(env.StateDir, time.Now())
 		}
+		ctx, cancel := context.WithTimeout(ctx, CaptureBudget)
+		defer cancel()
 		res, err := Capture(ctx, env, in, event)
 		if err != nil {
 			return Result{}, err
@@ -149,8 +168,12 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if budget <= 0 {
 		budget = ContextBudget
 	}
-	head := fmt.Sprintf("<anamnesis-memory project=%q>\nNotes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", project, project)
-	body, ids := renderNotes(notes, budget-len(head)-300)
+	// The project key comes from the repository's remote or directory
+	// name: text from outside too, so Escape and Inert (memoryBlock).
+	shown := note.Escape(project)
+	attrs := fmt.Sprintf(" project=%q", shown)
+	head := fmt.Sprintf("Notes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", shown)
+	body, ids := renderNotes(notes, budget-memoryBlockSize-len(Inert(attrs+head))-300)
 	if len(ids) == 0 {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
@@ -169,8 +192,8 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 			globalShown++
 		}
 	}
-	tail := leftOut(project, projectTotal-projectShown, globalTotal-globalShown)
-	text := head + body + tail + "</anamnesis-memory>"
+	tail := leftOut(shown, projectTotal-projectShown, globalTotal-globalShown)
+	text := memoryBlock(attrs, head+body+tail)
 	st.add(ids)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
@@ -253,8 +276,8 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	var text strings.Builder
-	text.WriteString("<anamnesis-memory source=\"prompt\">\n")
-	left := PromptBudget - text.Len() - len("</anamnesis-memory>")
+	const attrs = ` source="prompt"`
+	left := PromptBudget - memoryBlockSize - len(attrs)
 	var ids []string
 	if len(fresh) > 0 {
 		const head = "Notes that arrived from this user's other machines since this session started:\n"
@@ -279,12 +302,11 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 	if len(ids) == 0 {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
-	text.WriteString("</anamnesis-memory>")
 	st.add(ids)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}
-	return Output("UserPromptSubmit", text.String()), nil
+	return Output("UserPromptSubmit", memoryBlock(attrs, text.String())), nil
 }
 
 // CaptureResult says what a capture did.
@@ -298,12 +320,25 @@ type CaptureResult struct {
 // or updates the note an earlier capture of the same session wrote (a
 // PreCompact followed by SessionEnd), and commits it. A session that did
 // nothing worth keeping (WorthKeeping) is Skipped, with the reason.
+//
+// The read stops after TranscriptReadBudget and the note is made of what
+// it read. When ctx ends (the hook's process was told to stop) nothing is
+// written: ctx's error is returned. A note is written whole or not at all
+// (the Store's writes are atomic), so stopping never leaves half a note.
 func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResult, error) {
 	if in.TranscriptPath == "" {
 		return CaptureResult{Skipped: "no transcript_path in the hook input"}, nil
 	}
-	sess, err := ParseTranscript(in.TranscriptPath)
-	if err != nil {
+	readCtx, cancel := context.WithTimeout(ctx, TranscriptReadBudget)
+	sess, err := ReadTranscript(readCtx, in.TranscriptPath)
+	cancel()
+	partial := false
+	switch {
+	case ctx.Err() != nil:
+		return CaptureResult{}, fmt.Errorf("capture stopped, nothing written: %w", ctx.Err())
+	case errors.Is(err, context.DeadlineExceeded):
+		partial = true
+	case err != nil:
 		return CaptureResult{}, err
 	}
 	if sess.SessionID == "" {
@@ -326,6 +361,9 @@ func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResu
 		sess.FilesTouched[i] = Redact(displayPath(f, root, env.UserHome))
 	}
 	title, body := Summarize(sess)
+	if partial || sess.OmittedBytes > 0 {
+		body += "\n\n_Made from part of the session's transcript: " + readPart(sess, partial) + "._\n"
+	}
 	title, body = Redact(title), Redact(body)
 	project := ProjectKey(cwd, env.UserHome)
 	// Titles and projects refuse control characters; a prompt's first line
@@ -338,6 +376,9 @@ func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResu
 	if project == "" {
 		project = note.DefaultProject
 	}
+	if err := ctx.Err(); err != nil {
+		return CaptureResult{}, fmt.Errorf("capture stopped, nothing written: %w", err)
+	}
 	id, path, updated, err := env.Memory.SaveSession(ctx, &note.Note{
 		Type: note.TypeEpisodic, Title: title, Body: body, Project: project, Tags: []string{"session", source},
 		ProvSource: "session-end", ProvSession: sess.SessionID,
@@ -346,4 +387,16 @@ func Capture(ctx context.Context, env Env, in Input, source string) (CaptureResu
 		return CaptureResult{}, err
 	}
 	return CaptureResult{ID: id, Path: path, Updated: updated}, nil
+}
+
+// readPart says which part of the transcript a capture read.
+func readPart(sess Session, stopped bool) string {
+	var parts []string
+	if sess.OmittedBytes > 0 {
+		parts = append(parts, fmt.Sprintf("its middle (%d MB) was longer than a capture reads", (sess.OmittedBytes+1<<19)>>20))
+	}
+	if stopped {
+		parts = append(parts, fmt.Sprintf("the read stopped after %d lines, at its time limit", sess.Lines))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -2,6 +2,8 @@ package claudecode
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,20 @@ import (
 // MaxTranscriptLine bounds one transcript line; longer lines (a pasted
 // image, a huge tool result) are skipped without being held in memory.
 const MaxTranscriptLine = 16 << 20
+
+// MaxTranscriptBytes bounds what one capture reads of a transcript: a
+// transcript is the hook's input, and a session with huge tool results
+// (or a file that is not a transcript at all) must not make SessionEnd
+// outlast its budget (1.5 s unless the hook's timeout raises it). Parsing
+// ran at 77 MB/s on the 2-core development VM (BenchmarkReadTranscript),
+// so 16 MiB is about 0.2 s. A longer transcript is read as its first
+// transcriptHead bytes (the first prompt: what the session set out to do)
+// and its last bytes (what it did last); the middle is left out.
+const MaxTranscriptBytes = 16 << 20
+
+// transcriptHead is the part of MaxTranscriptBytes read from the start
+// of a longer transcript.
+const transcriptHead = 2 << 20
 
 // Session is what capture needs from a Claude Code transcript.
 type Session struct {
@@ -33,6 +49,9 @@ type Session struct {
 	MemoryWrites int
 	Lines        int // lines read
 	Skipped      int // lines that were not usable JSON (or too long)
+	// OmittedBytes counts the bytes of a transcript past
+	// MaxTranscriptBytes that were not read (its middle).
+	OmittedBytes int64
 }
 
 // Tools whose use WorthKeeping weighs besides editTools.
@@ -50,15 +69,21 @@ var noise = []string{"<command-name>", "<command-message>", "<local-command-stdo
 	"<anamnesis-memory"}
 
 type record struct {
-	Type             string          `json:"type"`
-	SessionID        string          `json:"sessionId"`
-	Cwd              string          `json:"cwd"`
-	GitBranch        string          `json:"gitBranch"`
-	IsMeta           bool            `json:"isMeta"`
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	IsSidechain      bool            `json:"isSidechain"`
-	UUID             string          `json:"uuid"`
-	Message          json.RawMessage `json:"message"`
+	Type             string `json:"type"`
+	SessionID        string `json:"sessionId"`
+	Cwd              string `json:"cwd"`
+	GitBranch        string `json:"gitBranch"`
+	IsMeta           bool   `json:"isMeta"`
+	IsCompactSummary bool   `json:"isCompactSummary"`
+	IsSidechain      bool   `json:"isSidechain"`
+	UUID             string `json:"uuid"`
+	// Message is decoded with the record: one pass over the line
+	// instead of two, since parsing is what bounds a capture's time.
+	Message *message `json:"message"`
+}
+
+type message struct {
+	Content json.RawMessage `json:"content"`
 }
 
 type block struct {
@@ -68,37 +93,84 @@ type block struct {
 	Input json.RawMessage `json:"input"`
 }
 
-// ParseTranscript reads a transcript JSONL file. It never fails on
-// content: broken lines, unknown record types, meta lines, tool-result-only
-// lines, sidechains and anamnesis's own injected context are skipped. Only
-// an unreadable file is an error.
+// ParseTranscript is ReadTranscript with no deadline, for callers with
+// no context to give (tests, the fuzz target).
 func ParseTranscript(path string) (Session, error) {
+	return ReadTranscript(context.Background(), path)
+}
+
+// ReadTranscript reads a transcript JSONL file, at most
+// MaxTranscriptBytes of it (the start and the end of a longer one). It
+// never fails on content: broken lines, unknown record types, meta lines,
+// tool-result-only lines, sidechains and anamnesis's own injected context
+// are skipped. An unreadable file, or one that is not a regular file (a
+// FIFO would block the hook), is an error; so is ctx ending, which stops
+// the read between lines and returns what was read so far beside
+// ctx.Err().
+func ReadTranscript(ctx context.Context, path string) (Session, error) {
 	var s Session
+	// Asked before the open too: opening a FIFO blocks until a writer
+	// comes.
+	if fi, err := os.Stat(path); err != nil {
+		return s, fmt.Errorf("open transcript: %w", err)
+	} else if !fi.Mode().IsRegular() {
+		return s, fmt.Errorf("open transcript %s: not a regular file (%s)", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return s, fmt.Errorf("open transcript: %w", err)
 	}
 	defer f.Close()
-	rd := bufio.NewReaderSize(f, 1<<20)
+	fi, err := f.Stat()
+	if err != nil {
+		return s, fmt.Errorf("read transcript: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return s, fmt.Errorf("read transcript %s: not a regular file (%s)", path, fi.Mode().Type())
+	}
 	seen := map[string]bool{}
+	size := fi.Size()
+	if size <= MaxTranscriptBytes {
+		err = s.readSpan(ctx, io.NewSectionReader(f, 0, size), false, seen)
+		return s, err
+	}
+	// The head's last line is usually cut; it fails to parse and counts
+	// as skipped. The tail starts one byte early so that a line starting
+	// right at its start is whole: everything up to the first newline is
+	// dropped.
+	tail := int64(MaxTranscriptBytes - transcriptHead)
+	s.OmittedBytes = size - transcriptHead - tail
+	if err := s.readSpan(ctx, io.NewSectionReader(f, 0, transcriptHead), false, seen); err != nil {
+		return s, err
+	}
+	return s, s.readSpan(ctx, io.NewSectionReader(f, size-tail-1, tail+1), true, seen)
+}
+
+// readSpan folds the lines of r into s; cut drops r's first line, the
+// end of a line that started before r.
+func (s *Session) readSpan(ctx context.Context, r io.Reader, cut bool, seen map[string]bool) error {
+	rd := bufio.NewReaderSize(r, 1<<20)
 	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("read transcript: %w", err)
+		}
 		line, tooLong, err := readLine(rd)
-		if len(line) > 0 || tooLong {
+		switch {
+		case cut:
+			cut = false
+		case len(line) > 0 || tooLong:
 			s.Lines++
-			if tooLong {
-				s.Skipped++
-			} else if !s.take(line, seen) {
+			if tooLong || !s.take(line, seen) {
 				s.Skipped++
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return s, fmt.Errorf("read transcript: %w", err)
+			return fmt.Errorf("read transcript: %w", err)
 		}
 	}
-	return s, nil
 }
 
 // readLine returns the next line, or tooLong (and no data) for a line
@@ -118,18 +190,22 @@ func readLine(rd *bufio.Reader) ([]byte, bool, error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return bytesTrim(buf), false, err
+		return bytes.TrimSpace(buf), false, err
 	}
 }
-
-func bytesTrim(b []byte) []byte { return []byte(strings.TrimSpace(string(b))) }
 
 // take folds one line into the session; false means it was not usable.
 func (s *Session) take(line []byte, seen map[string]bool) bool {
 	var r record
-	if err := json.Unmarshal(line, &r); err != nil {
+	// A message of the wrong type is an UnmarshalTypeError with the
+	// other fields decoded: the line still names the session, but is not
+	// usable.
+	err := json.Unmarshal(line, &r)
+	var typeErr *json.UnmarshalTypeError
+	if err != nil && !errors.As(err, &typeErr) {
 		return false
 	}
+	usable := err == nil
 	if r.UUID != "" {
 		if seen[r.UUID] {
 			return true // resumed sessions copy earlier entries
@@ -145,16 +221,13 @@ func (s *Session) take(line []byte, seen map[string]bool) bool {
 	if s.GitBranch == "" {
 		s.GitBranch = r.GitBranch
 	}
-	if r.IsSidechain || len(r.Message) == 0 {
-		return true
-	}
-	var msg struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(r.Message, &msg); err != nil {
+	if !usable {
 		return false
 	}
-	text, blocks := contentOf(msg.Content)
+	if r.IsSidechain || r.Message == nil {
+		return true
+	}
+	text, blocks := contentOf(r.Message.Content)
 	switch r.Type {
 	case "user":
 		if r.IsMeta || r.IsCompactSummary {
@@ -208,8 +281,11 @@ func (s *Session) take(line []byte, seen map[string]bool) bool {
 // contentOf returns the text blocks of a message content (a string or a
 // list of blocks) and the blocks themselves.
 func contentOf(raw json.RawMessage) (string, []block) {
-	var str string
-	if json.Unmarshal(raw, &str) == nil {
+	// Only the shape the first byte names is tried: a failed Unmarshal
+	// has already scanned the whole value.
+	if len(raw) == 0 || raw[0] != '[' {
+		var str string
+		json.Unmarshal(raw, &str)
 		return str, nil
 	}
 	var blocks []block

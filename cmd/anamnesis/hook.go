@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,7 +76,7 @@ func failOpen(c *cli.Context, name string) {
 func runClaudeHook(c *cli.Context, name string) {
 	defer failOpen(c, name)
 	fail := func(err error) { fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err) }
-	in, err := claudecode.ReadInput(c.App.Reader)
+	in, err := readHookInput(c.Context, c.App.Reader)
 	if err != nil {
 		fail(err)
 		return
@@ -117,6 +119,27 @@ func runClaudeHook(c *cli.Context, name string) {
 	}
 	if res.Output != "" {
 		fmt.Fprintln(c.App.Writer, res.Output)
+	}
+}
+
+// readHookInput is claudecode.ReadInput, given up when ctx ends: it reads
+// to the end of stdin, and a caller that keeps stdin open would otherwise
+// hold the hook past SIGTERM. The abandoned read ends with the process.
+func readHookInput(ctx context.Context, r io.Reader) (claudecode.Input, error) {
+	type result struct {
+		in  claudecode.Input
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		in, err := claudecode.ReadInput(r)
+		done <- result{in, err}
+	}()
+	select {
+	case res := <-done:
+		return res.in, res.err
+	case <-ctx.Done():
+		return claudecode.Input{}, fmt.Errorf("read hook input: %w", ctx.Err())
 	}
 }
 

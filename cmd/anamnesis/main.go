@@ -31,7 +31,12 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 func main() {
+	// SIGINT or SIGTERM (Claude Code stopping a hook past its timeout)
+	// cancels ctx: commands stop at their next check, release their locks
+	// and exit through their defers. A second signal then ends the process
+	// at once, as the default handler would have.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
 	var code int
 	if logPath := os.Getenv(logEnv); logPath != "" {
 		code = runLogged(ctx, logPath)

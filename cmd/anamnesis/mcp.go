@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v2"
@@ -154,6 +157,52 @@ func toMCP(h anamnesis.Hit, withScore bool, budget *int) anamnesis.NoteJSON {
 	return n
 }
 
+// inertResult is a tool's result with every string in it, map keys
+// included, passed through claudecode.Inert: titles, bodies, tags,
+// projects, ids and the rest come from notes any machine wrote, and the
+// model reads a result as it is (the SDK's JSON escapes '<' in the text
+// content, but not in structuredContent, which clients decode). A JSON
+// round trip reaches every field of every result type.
+func inertResult[T any](v T) (*mcp.CallToolResult, T, error) {
+	var zero T
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, zero, fmt.Errorf("encode result: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // numbers come back exactly as they went
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, zero, fmt.Errorf("decode result: %w", err)
+	}
+	if data, err = json.Marshal(inertTree(tree)); err != nil {
+		return nil, zero, fmt.Errorf("encode result: %w", err)
+	}
+	var out T
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, zero, fmt.Errorf("decode result: %w", err)
+	}
+	return nil, out, nil
+}
+
+func inertTree(v any) any {
+	switch v := v.(type) {
+	case string:
+		return claudecode.Inert(v)
+	case []any:
+		for i := range v {
+			v[i] = inertTree(v[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[claudecode.Inert(k)] = inertTree(e)
+		}
+		return out
+	}
+	return v
+}
+
 func readOnly() *mcp.ToolAnnotations {
 	f := false
 	return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &f}
@@ -201,7 +250,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			if len(hits) == 0 {
 				out.Note = "no matching notes"
 			}
-			return nil, out, nil
+			return inertResult(out)
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_list", Annotations: readOnly(),
@@ -222,7 +271,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			for _, h := range hits {
 				out.Results = append(out.Results, toMCP(h, false, nil))
 			}
-			return nil, out, nil
+			return inertResult(out)
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_get", Annotations: readOnly(),
@@ -233,14 +282,17 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 				return nil, anamnesis.NoteJSON{}, err
 			}
 			budget := mcpTotalCap
-			return nil, toMCP(anamnesis.Hit{Note: *n, Path: path}, false, &budget), nil
+			return inertResult(toMCP(anamnesis.Hit{Note: *n, Path: path}, false, &budget))
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_status", Annotations: readOnly(),
 		Description: "Report the memory store: note counts by type, scope and project, index state, files that could not be indexed, sync remote and head, and unresolved conflicts (conflict copies, and notes two machines both superseded)."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.Status, error) {
 			st, err := s.Status(ctx)
-			return nil, st, err
+			if err != nil {
+				return nil, anamnesis.Status{}, err
+			}
+			return inertResult(st)
 		})
 
 	f, t0 := false, true
@@ -274,7 +326,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			if written != nil {
 				written()
 			}
-			return nil, rep, nil
+			return inertResult(rep)
 		})
 
 	t := true
@@ -282,7 +334,10 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 		Description: "Sync memory with the user's other machines now: commit, fetch, merge (never blocks on conflicts; overlapping edits are kept as conflict copies), push, reindex. Returns what happened."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.SyncReport, error) {
 			rep, err := s.Sync(ctx, anamnesis.SyncOptions{})
-			return nil, rep, err
+			if err != nil {
+				return nil, anamnesis.SyncReport{}, err
+			}
+			return inertResult(rep)
 		})
 	return srv
 }
