@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -313,13 +314,25 @@ func SaveConfig(home string, c Config) error {
 		return fmt.Errorf("encode config: %w", err)
 	}
 	p := filepath.Join(home, ConfigFile)
+	// A link as config.json or its backup is refused before anything is
+	// read or written: the backup is created only where nothing is
+	// (O_EXCL also fails on a dangling link, which os.WriteFile would
+	// have followed to create its target).
+	for _, f := range []string{p, p + ".bak"} {
+		if err := platform.CheckBeneath(home, f); err != nil {
+			return err
+		}
+	}
 	if old, err := os.ReadFile(p); err == nil {
-		if _, err := os.Stat(p + ".bak"); errors.Is(err, fs.ErrNotExist) {
-			os.WriteFile(p+".bak", old, 0o600)
+		if f, err := os.OpenFile(p+".bak", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			_, werr := f.Write(old)
+			if cerr := f.Close(); werr != nil || cerr != nil {
+				os.Remove(p + ".bak") // a half backup is worse than none: the next save retries
+			}
 		}
 	}
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", home, err)
 	}
-	return note.WritePrivateFileAtomic(p, append(data, '\n'))
+	return note.WritePrivateFileAtomicIn(home, p, append(data, '\n'))
 }

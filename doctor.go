@@ -65,6 +65,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 	for _, t := range []struct{ name, dir string }{{"memory tree", s.memory.Root}, {"local tree", s.local.Root}} {
 		out = append(out, writableCheck(t.name, t.dir))
 	}
+	out = append(out, s.linksCheck(ctx))
 	problem := func(name string, err error, fix string) Check {
 		if index.IsCorrupt(err) {
 			fix = fixDamage
@@ -255,6 +256,27 @@ func writableCheck(name, dir string) Check {
 	return Check{Name: name, State: CheckOK, Detail: dir + " is writable"}
 }
 
+// linksCheck names every link inside the store (FindLinks): each one is
+// a place writes are refused, and a type directory that is one takes
+// every note of its type (a session capture, say) out of the store.
+func (s *Store) linksCheck(ctx context.Context) Check {
+	const name = "links in the store"
+	links, err := FindLinks(ctx, s.home)
+	if err != nil {
+		return Check{Name: name, State: CheckWarn, Detail: err.Error()}
+	}
+	if len(links) == 0 {
+		return Check{Name: name, State: CheckOK, Detail: "none: every directory and file inside memory/, local/ and state/ is real"}
+	}
+	c := Check{Name: name, State: CheckProblem,
+		Detail: countOf(len(links), "link", "links") + " inside the store, where anamnesis writes only real directories and files: writes through them are refused, and notes behind them are not indexed",
+		Fix:    "run `anamnesis doctor --fix`: it removes the links (never what they point to) and recreates the directories; note files found where a directory link pointed are listed, not moved"}
+	for _, l := range links {
+		c.Items = append(c.Items, l.String())
+	}
+	return c
+}
+
 // StaleGitLockAge is how old a git lock file must be before doctor calls
 // it stale: git holds one for milliseconds, so minutes leave a wide margin
 // for a slow hand `git` still at work.
@@ -264,6 +286,8 @@ const StaleGitLockAge = 2 * time.Minute // doctor's fix text says "two minutes"
 type FixReport struct {
 	// Removed are the stale git lock files removed.
 	Removed []string `json:"removed"`
+	// Links says which links inside the store were removed (FixLinks).
+	Links LinkFixReport `json:"links"`
 	// RebuiltIndex says the index was rebuilt from the note files, and
 	// Reason why.
 	RebuiltIndex bool   `json:"rebuilt_index"`
@@ -271,10 +295,24 @@ type FixReport struct {
 }
 
 // Fix repairs what is safe to repair without asking, which is what
-// `doctor --fix` does: it removes stale git lock files and rebuilds a
-// damaged index or one whose postings disagree with FTS5.
+// `doctor --fix` does: it removes links inside the store (FixLinks, then
+// reconciles the index with what is left), removes stale git lock files
+// and rebuilds a damaged index or one whose postings disagree with FTS5.
+// A link that keeps the store from opening (a linked index.db) needs
+// FixLinks before Open, which the CLI's doctor --fix runs.
 func (s *Store) Fix(ctx context.Context) (FixReport, error) {
 	rep := FixReport{Removed: []string{}}
+	links, err := FixLinks(ctx, s.home)
+	rep.Links = links
+	if err != nil {
+		return rep, err
+	}
+	if len(links.Removed) > 0 {
+		// Notes indexed through a removed link are gone from the store.
+		if _, err := s.Reconcile(ctx); err != nil {
+			return rep, err
+		}
+	}
 	removed, err := s.fixStaleGitLocks(ctx)
 	rep.Removed = append(rep.Removed, removed...)
 	if err != nil {

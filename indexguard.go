@@ -34,6 +34,12 @@ var ErrReadOnly = errors.New("read-only")
 
 func (s *Store) indexPath() string { return filepath.Join(s.home, IndexFile) }
 
+// indexFiles are the files of the index at p: the database, SQLite's WAL
+// and shared memory, and the rebuild lock (index.AcquireRebuild).
+func indexFiles(p string) []string {
+	return []string{p, p + "-wal", p + "-shm", p + ".lock"}
+}
+
 // writable fails with ErrReadOnly, naming the home, when nothing can be
 // written there; what says what was refused.
 func (s *Store) writable(what string) error {
@@ -55,6 +61,13 @@ func dirWritable(dir string) bool {
 // ErrNeedsRebuild instead).
 func (s *Store) openIndex(ctx context.Context) error {
 	p := s.indexPath()
+	// SQLite opens (and creates) these by name and would write through a
+	// link; the lock is written with the pid of a rebuild.
+	for _, f := range indexFiles(p) {
+		if err := platform.CheckBeneath(s.home, f); err != nil {
+			return fmt.Errorf("open index: %w", err)
+		}
+	}
 	if !dirWritable(s.home) {
 		return s.openReadOnly(ctx)
 	}

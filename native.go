@@ -354,7 +354,7 @@ func (imp *nativeImport) put(ctx context.Context, want *note.Note) error {
 	}
 	scope, rel, _ := note.SplitHomePath(homePath)
 	t := s.tree(scope)
-	if err := note.WriteFileAtomic(t.Path(rel), note.Marshal(cur)); err != nil {
+	if err := t.WriteFile(rel, note.Marshal(cur)); err != nil {
 		return fmt.Errorf("update imported memory %s: %w", cur.ID, err)
 	}
 	imp.changed(t, rel)
@@ -401,7 +401,7 @@ func (imp *nativeImport) remove(ctx context.Context, id string) error {
 		return nil // another machine's memory is that machine's to remove
 	}
 	scope, rel, _ := note.SplitHomePath(homePath)
-	if err := os.Remove(s.tree(scope).Path(rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := s.tree(scope).Remove(rel); err != nil {
 		return fmt.Errorf("remove imported memory %s: %w", homePath, err)
 	}
 	imp.changes = append(imp.changes, index.Change{File: index.File{Path: homePath}, Delete: true})
@@ -486,7 +486,7 @@ func (s *Store) saveNativeState(st *nativeState) error {
 	if err != nil {
 		return fmt.Errorf("encode native import state: %w", err)
 	}
-	if err := note.WritePrivateFileAtomic(s.nativeStatePath(), data); err != nil {
+	if err := note.WritePrivateFileAtomicIn(s.home, s.nativeStatePath(), data); err != nil {
 		return fmt.Errorf("save native import state: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/claudecode"
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 	"github.com/anamnesis-memory/anamnesis/nativemem"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"go.yaml.in/yaml/v3"
@@ -103,6 +104,13 @@ func (s *Store) ExportNative(ctx context.Context, opts ExportOptions) (ExportRep
 	if err != nil {
 		return rep, err
 	}
+	// The export rewrites MEMORY.md by a rename, which would replace a
+	// link there with a file (never write through it): refused instead,
+	// as the link is someone's choice.
+	if fi, err := os.Lstat(rep.Index); err == nil && platform.IsLink(fi) {
+		target, _ := os.Readlink(rep.Index)
+		return rep, fmt.Errorf("%s is a symlink (to %s); native export does not write through links: make it a regular file to export", rep.Index, target)
+	}
 	indexText, err := readOptional(rep.Index)
 	if err != nil {
 		return rep, err
@@ -116,7 +124,8 @@ func (s *Store) ExportNative(ctx context.Context, opts ExportOptions) (ExportRep
 		name := exportFileName(h)
 		path := filepath.Join(memDir, name)
 		if id, ok := existing[name]; !ok || id != h.ID {
-			if _, err := os.Stat(path); err == nil && !ok {
+			// Lstat: a link there (even a dangling one) is not ours either.
+			if _, err := os.Lstat(path); err == nil && !ok {
 				rep.Kept = append(rep.Kept, path) // Claude's file: never overwritten
 				continue
 			}
@@ -132,7 +141,7 @@ func (s *Store) ExportNative(ctx context.Context, opts ExportOptions) (ExportRep
 			if err := os.MkdirAll(memDir, 0o700); err != nil {
 				return rep, fmt.Errorf("create %s: %w", memDir, err)
 			}
-			if err := note.WriteFileAtomic(path, exportFile(h)); err != nil {
+			if err := note.WriteFileAtomicIn(memDir, path, exportFile(h)); err != nil {
 				return rep, err
 			}
 		}
@@ -162,7 +171,7 @@ func (s *Store) ExportNative(ctx context.Context, opts ExportOptions) (ExportRep
 		if err := os.MkdirAll(memDir, 0o700); err != nil {
 			return rep, fmt.Errorf("create %s: %w", memDir, err)
 		}
-		if err := note.WriteFileAtomic(rep.Index, []byte(newIndex)); err != nil {
+		if err := note.WriteFileAtomicIn(memDir, rep.Index, []byte(newIndex)); err != nil {
 			return rep, err
 		}
 	}
@@ -202,7 +211,9 @@ func exportedFiles(memDir string) (map[string]string, error) {
 		return nil, fmt.Errorf("read %s: %w", memDir, err)
 	}
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || e.Name() == nativemem.IndexFile {
+		// A link is never ours (an export writes regular files), so it
+		// is never rewritten or removed.
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".md") || e.Name() == nativemem.IndexFile {
 			continue
 		}
 		m, err := nativemem.ParseFile(filepath.Join(memDir, e.Name()))

@@ -482,4 +482,36 @@ func TestExportNative(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md")); countLines(string(data)) > memoryIndexMaxLines {
 		t.Errorf("MEMORY.md over %d lines", memoryIndexMaxLines)
 	}
+	// An export's file replaced by a link to a file elsewhere, even one
+	// that reads as an export, is not ours: kept, never rewritten (nor
+	// replaced by a file). A linked MEMORY.md is refused, its target and
+	// the link left as they are.
+	os.WriteFile(filepath.Join(memDir, "MEMORY.md"), []byte(claudes), 0o644)
+	exported := rep.Written[0]
+	outside := filepath.Join(t.TempDir(), "elsewhere.md")
+	data, _ = os.ReadFile(exported)
+	os.WriteFile(outside, data, 0o644)
+	os.Remove(exported)
+	if err := os.Symlink(outside, exported); err != nil {
+		t.Skipf("symlinks: %v", err)
+	}
+	if rep, err := b.ExportNative(ctx, opts); err != nil || !slices.Contains(rep.Kept, exported) {
+		t.Errorf("export over a linked topic file: %+v %v", rep, err)
+	}
+	if fi, err := os.Lstat(exported); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the linked topic file was replaced: %v %v", fi, err)
+	}
+	if got, _ := os.ReadFile(outside); string(got) != string(data) {
+		t.Errorf("export wrote through a link: %s", got)
+	}
+	mdTarget := filepath.Join(t.TempDir(), "MEMORY.md")
+	os.WriteFile(mdTarget, []byte(claudes), 0o644)
+	os.Remove(filepath.Join(memDir, "MEMORY.md"))
+	os.Symlink(mdTarget, filepath.Join(memDir, "MEMORY.md"))
+	if _, err := b.ExportNative(ctx, opts); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Errorf("export with a linked MEMORY.md: %v", err)
+	}
+	if got, _ := os.ReadFile(mdTarget); string(got) != claudes {
+		t.Errorf("export changed what MEMORY.md links to: %s", got)
+	}
 }

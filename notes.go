@@ -110,7 +110,7 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 	homePath := note.TreeDir(t.Scope) + "/" + rel
 	ch := s.readChange(t, rel)
 	if ch.Note == nil {
-		os.Remove(t.Path(rel))
+		t.Remove(rel)
 		return "", fmt.Errorf("re-read %s: %s", homePath, ch.File.Error)
 	}
 	// From here on the file is the note. The index is derived: if it
@@ -230,7 +230,7 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 		return "", invalidError{err}
 	}
 	t := s.tree(scope)
-	if err := note.WriteFileAtomic(t.Path(rel), note.Marshal(n)); err != nil {
+	if err := t.WriteFile(rel, note.Marshal(n)); err != nil {
 		return "", err
 	}
 	ch := s.readChange(t, rel)

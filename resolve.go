@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -161,7 +160,7 @@ func (s *Store) resolveCopies(ctx context.Context, original string, copies []str
 	var rels []string
 	scope, rel, _ := note.SplitHomePath(path)
 	t := s.tree(scope)
-	if err := note.WriteFileAtomic(t.Path(rel), note.Marshal(n)); err != nil {
+	if err := t.WriteFile(rel, note.Marshal(n)); err != nil {
 		return rep, err
 	}
 	ch := s.readChange(t, rel)
@@ -175,7 +174,7 @@ func (s *Store) resolveCopies(ctx context.Context, original string, copies []str
 			return rep, fmt.Errorf("find conflict copy %s: %w", c, err)
 		}
 		cscope, crel, _ := note.SplitHomePath(h.Path)
-		if err := os.Remove(s.tree(cscope).Path(crel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := s.tree(cscope).Remove(crel); err != nil {
 			return rep, fmt.Errorf("remove conflict copy %s: %w", h.Path, err)
 		}
 		changes = append(changes, index.Change{File: index.File{Path: h.Path}, Delete: true})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/logfile"
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -86,7 +87,10 @@ func saveState(dir, session string, st sessionState) error {
 	if err := logfile.PrivateDir(dir); err != nil {
 		return err
 	}
-	if err := note.ReplaceFile(sessionFile(dir, session), data); err != nil {
+	// The state directory's parent (the store's home) may be a link;
+	// state/, sessions/ and the file may not (a link planted there would
+	// take each prompt's write elsewhere).
+	if err := note.ReplaceFileIn(filepath.Dir(dir), sessionFile(dir, session), data); err != nil {
 		return fmt.Errorf("write session state: %w", err)
 	}
 	return nil
@@ -105,6 +109,12 @@ func pruneState(stateDir string, now time.Time) {
 	}
 	dir := filepath.Join(stateDir, "sessions")
 	marker := filepath.Join(dir, pruneMarker)
+	// Through a linked state/ or sessions/, pruning would delete every
+	// older file wherever the link points, and touching the marker would
+	// truncate what a linked marker points to.
+	if platform.CheckBeneath(filepath.Dir(stateDir), marker) != nil {
+		return
+	}
 	if fi, err := os.Stat(marker); err == nil && now.Sub(fi.ModTime()) < 24*time.Hour {
 		return
 	}

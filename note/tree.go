@@ -32,29 +32,85 @@ func (t Tree) Write(n *Note) (string, error) {
 		return "", fmt.Errorf("write note: %w", err)
 	}
 	rel := n.RelPath()
-	if err := WriteFileAtomic(t.Path(rel), Marshal(n)); err != nil {
+	if err := t.WriteFile(rel, Marshal(n)); err != nil {
 		return "", err
 	}
 	return rel, nil
 }
 
+// WriteFile replaces the file at rel atomically (WriteFileAtomic),
+// refusing with a *platform.LinkError when the type directory or the file
+// is a link: the tree's root may be one (a store on another disk), but
+// a link inside it would send the note somewhere unindexed and unsynced,
+// wherever a hostile hub or a stray tool pointed it.
+func (t Tree) WriteFile(rel string, data []byte) error {
+	return WriteFileAtomicIn(t.Root, t.Path(rel), data)
+}
+
+// Remove deletes the file at rel, refusing as WriteFile does when its
+// directory is a link (removing through one would delete a file
+// elsewhere). A file that is itself a link may be removed: that removes
+// the link, never its target. A missing file is not an error.
+func (t Tree) Remove(rel string) error {
+	p := t.Path(rel)
+	if err := platform.CheckBeneath(t.Root, filepath.Dir(p)); err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	return nil
+}
+
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory, fsyncs it and renames it into place, so a crash leaves either
 // the old file or the new one, never half of one.
-func WriteFileAtomic(path string, data []byte) error { return writeFile(path, data, true, 0o644) }
+// It is for files outside a store (Claude Code's settings); a store's
+// own files go through the In variants.
+func WriteFileAtomic(path string, data []byte) error { return writeFile("", path, data, true, 0o644) }
 
 // WritePrivateFileAtomic is WriteFileAtomic for a file only its owner may
 // read (one that can hold a secret): mode 0600 before it takes its name,
 // so it is never readable by others, not even for a moment.
 func WritePrivateFileAtomic(path string, data []byte) error {
-	return writeFile(path, data, true, 0o600)
+	return writeFile("", path, data, true, 0o600)
 }
 
 // ReplaceFile is WriteFileAtomic without the fsyncs, for caches whose loss
 // costs nothing (a reader still never sees half a file).
-func ReplaceFile(path string, data []byte) error { return writeFile(path, data, false, 0o644) }
+func ReplaceFile(path string, data []byte) error { return writeFile("", path, data, false, 0o644) }
 
-func writeFile(path string, data []byte, durable bool, perm os.FileMode) (err error) {
+// WriteFileAtomicIn is WriteFileAtomic for a file of a store: it refuses,
+// with a *platform.LinkError naming the link and the remedy, when path or
+// a directory between root and path is a link (platform.CheckBeneath).
+// root itself may be one.
+func WriteFileAtomicIn(root, path string, data []byte) error {
+	return writeFile(root, path, data, true, 0o644)
+}
+
+// WritePrivateFileAtomicIn is WritePrivateFileAtomic with
+// WriteFileAtomicIn's refusal of links below root.
+func WritePrivateFileAtomicIn(root, path string, data []byte) error {
+	return writeFile(root, path, data, true, 0o600)
+}
+
+// ReplaceFileIn is ReplaceFile with WriteFileAtomicIn's refusal of links
+// below root.
+func ReplaceFileIn(root, path string, data []byte) error {
+	return writeFile(root, path, data, false, 0o644)
+}
+
+// writeFile writes path atomically; a root other than "" is the directory
+// below which no link may be followed. The check comes first, before any
+// directory is created. The final rename would replace a link at path
+// rather than write through it, but a link there is refused all the same:
+// it is not a file we wrote, and doctor should deal with it.
+func writeFile(root, path string, data []byte, durable bool, perm os.FileMode) (err error) {
+	if root != "" {
+		if err := platform.CheckBeneath(root, path); err != nil {
+			return err
+		}
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)
@@ -102,6 +158,15 @@ func writeFile(path string, data []byte, durable bool, perm os.FileMode) (err er
 // only, at most MaxFileSize bytes. Refusals wrap ErrMalformed.
 func (t Tree) ReadFile(rel string) ([]byte, fs.FileInfo, error) {
 	p := t.Path(rel)
+	// The type directory must not be a link either: through one, a file
+	// anywhere on the machine would be indexed and shown as a note.
+	if err := platform.CheckBeneath(t.Root, filepath.Dir(p)); err != nil {
+		var le *platform.LinkError
+		if errors.As(err, &le) {
+			return nil, nil, malformed("%s", t.describeLinkedDir(le))
+		}
+		return nil, nil, err
+	}
 	fi, err := os.Lstat(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("stat %s: %w", p, err)
@@ -129,6 +194,16 @@ func (t Tree) ReadFile(rel string) ([]byte, fs.FileInfo, error) {
 		return nil, fi, malformed("file is over the %d byte limit for a note", MaxFileSize)
 	}
 	return data, fi, nil
+}
+
+// describeLinkedDir says why a file in a linked directory was not read.
+func (t Tree) describeLinkedDir(le *platform.LinkError) string {
+	dir, _ := filepath.Rel(t.Root, le.Link)
+	to := ""
+	if le.Target != "" {
+		to = " (to " + le.Target + ")"
+	}
+	return "its directory " + filepath.ToSlash(dir) + " is a symlink" + to + "; not followed: " + platform.FixLinks
 }
 
 func (t Tree) describeSymlink(p string) string {

@@ -72,14 +72,11 @@ func spawn(binary, storeHome, command string) error {
 		return err
 	}
 	logPath := filepath.Join(dir, command+".log")
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := logfile.OpenLog(logPath) // 0600 even if an older version made it 0644
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	if err := logf.Chmod(0o600); err != nil { // an older version made it 0644
-		return fmt.Errorf("make %s private: %w", logPath, err)
-	}
 	cmd := exec.Command(binary, "--home", storeHome, command)
 	cmd.Env = append(os.Environ(), logEnv+"="+logPath)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -15,10 +15,25 @@ func doctorCommand() *cli.Command {
 		Description: "Checks the note trees, the index (SQLite integrity check included), note files that cannot be indexed, conflict copies,\n" +
 			"the sync lock, git lock files left by a killed git, the remote, the git and Claude Code hooks\n" +
 			"and the tailnet. Each finding says how to fix it. Exit code 1 when something is broken.\n" +
-			"--fix repairs what is safe to repair without asking: it removes stale git lock files and\n" +
-			"rebuilds the index from the note files when it is damaged or its search postings disagree with FTS5.",
-		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove git lock files left by a killed git process, rebuild a damaged index or one whose postings disagree with FTS5, then check"}},
+			"--fix repairs what is safe to repair without asking: it removes links inside the store (never what they\n" +
+			"point to) and recreates the directories, removes stale git lock files and rebuilds the index from the\n" +
+			"note files when it is damaged or its search postings disagree with FTS5.",
+		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove links inside the store and git lock files left by a killed git process, rebuild a damaged index or one whose postings disagree with FTS5, then check"}},
 		Action: func(c *cli.Context) error {
+			// Links go first, before the store is opened: a linked
+			// index.db makes opening refuse.
+			var links anamnesis.LinkFixReport
+			if c.Bool("fix") {
+				home, err := anamnesis.ResolveHome(c.String("home"))
+				if err != nil {
+					return err
+				}
+				if anamnesis.IsStore(home) {
+					if links, err = anamnesis.FixLinks(c.Context, home); err != nil {
+						return err
+					}
+				}
+			}
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
 				var fix anamnesis.FixReport
 				if c.Bool("fix") {
@@ -26,7 +41,9 @@ func doctorCommand() *cli.Command {
 					if fix, err = s.Fix(ctx); err != nil {
 						return err
 					}
+					fix.Links = mergeLinkFixes(links, fix.Links)
 					if !c.Bool("json") {
+						printLinkFixes(c, fix.Links)
 						for _, p := range fix.Removed {
 							fmt.Fprintf(c.App.Writer, "removed stale git lock %s\n", p)
 						}
@@ -70,5 +87,32 @@ func doctorCommand() *cli.Command {
 				return nil
 			})
 		},
+	}
+}
+
+// mergeLinkFixes joins what FixLinks did before the store was opened and
+// what Fix found after.
+func mergeLinkFixes(a, b anamnesis.LinkFixReport) anamnesis.LinkFixReport {
+	return anamnesis.LinkFixReport{
+		Removed:      append(append([]string{}, a.Removed...), b.Removed...),
+		Recreated:    append(append([]string{}, a.Recreated...), b.Recreated...),
+		Stranded:     append(append([]string{}, a.Stranded...), b.Stranded...),
+		CopiedConfig: a.CopiedConfig || b.CopiedConfig,
+	}
+}
+
+func printLinkFixes(c *cli.Context, r anamnesis.LinkFixReport) {
+	w := c.App.Writer
+	for _, l := range r.Removed {
+		fmt.Fprintf(w, "removed link %s (what it points to is untouched)\n", l)
+	}
+	for _, d := range r.Recreated {
+		fmt.Fprintf(w, "recreated directory %s\n", d)
+	}
+	if r.CopiedConfig {
+		fmt.Fprintf(w, "config.json is now a regular file with the content its link pointed to\n")
+	}
+	for _, p := range r.Stranded {
+		fmt.Fprintf(w, "note left where a removed link pointed: %s (if it is yours, move it into memory/<type>/ and run `anamnesis reindex`)\n", p)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -79,9 +80,15 @@ func (b *LogBuffer) Bytes() []byte {
 // appender is between its check of the size and its write. (Locking the
 // log itself made every rotation send the other appenders round again,
 // and under load some of them never got through.)
+//
+// The log's directory (the store's state/) and the files must not be
+// links (see checkLog).
 func AppendLog(path string, block []byte, max int64) error {
 	if len(block) == 0 {
 		return nil
+	}
+	if err := checkLog(path); err != nil {
+		return err
 	}
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -121,9 +128,46 @@ func AppendLog(path string, block []byte, max int64) error {
 	return nil
 }
 
+// OpenLog opens the log at path for appending, creating it 0600 and
+// making an older, wider one 0600: the stdout and stderr of a detached
+// process, which AppendLog's blocks go to as well. It refuses links as
+// AppendLog does.
+func OpenLog(path string) (*os.File, error) {
+	if err := checkLog(path); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w", path, err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("make log %s private: %w", path, err)
+	}
+	return f, nil
+}
+
+// checkLog refuses a log whose directory, or the log, its lock or its
+// older generation, is a link: appending or rotating through one would
+// write wherever it points. The directory's parent (the store's home) may
+// be a link: users put homes on other disks that way.
+func checkLog(path string) error {
+	root := filepath.Dir(filepath.Dir(path))
+	for _, f := range []string{path, path + ".lock", path + ".1"} {
+		if err := platform.CheckBeneath(root, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // PrivateDir creates dir with mode 0700, tightening one an older version
-// made 0755.
+// made 0755. dir (a store's state directory, or one inside it) must not
+// be a link; its parent may be (the home on another disk).
 func PrivateDir(dir string) error {
+	if err := platform.CheckBeneath(filepath.Dir(dir), dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}

@@ -13,7 +13,10 @@
 //     session on Unix, DETACHED_PROCESS|CREATE_NEW_PROCESS_GROUP (no
 //     console window) on Windows;
 //   - asking whether a directory may be written without writing to it,
-//     and flushing every file system at once where the OS can.
+//     and flushing every file system at once where the OS can;
+//   - refusing paths that pass through a link below a store's root
+//     (CheckBeneath): symlinks everywhere, and on Windows also junctions
+//     and mount points, which Go reports as irregular, not as symlinks.
 //
 // Home and configuration directories need nothing here: os.UserHomeDir
 // is $HOME on Unix and %USERPROFILE% on Windows, which is where Claude
