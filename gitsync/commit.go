@@ -385,6 +385,9 @@ func (g *Repo) Dirty() (bool, error) {
 	}
 	known := entryMap(idx)
 	paths, err := g.worktreePaths(false) // no lock held: look, never touch
+	if errors.Is(err, ErrSymlink) {
+		return true, nil // a link is not committed (sync refuses it; doctor --fix removes it)
+	}
 	if err != nil {
 		return false, err
 	}
