@@ -118,7 +118,7 @@ func BenchmarkVectorLeg10k(b *testing.B) {
 	s, q := vectorBench(b)
 	defer s.Close()
 	leg := func() {
-		if _, _, err := s.ix.NearestVectors(ctx, "random-768", q, index.Filter{}, legK); err != nil {
+		if _, _, err := s.idx().NearestVectors(ctx, "random-768", q, index.Filter{}, legK); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -134,8 +134,8 @@ func BenchmarkVectorLegCold10k(b *testing.B) {
 	defer s.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s.ix.DropVectorCache()
-		if _, _, err := s.ix.NearestVectors(ctx, "random-768", q, index.Filter{}, legK); err != nil {
+		s.idx().DropVectorCache()
+		if _, _, err := s.idx().NearestVectors(ctx, "random-768", q, index.Filter{}, legK); err != nil {
 			b.Fatal(err)
 		}
 	}

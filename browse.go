@@ -22,7 +22,7 @@ func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
 		return 0, err
 	}
 	f.Before, f.Limit = nil, 0
-	return guarded(ctx, s, func() (int, error) { return s.ix.Count(ctx, f) })
+	return guarded(ctx, s, func() (int, error) { return s.idx().Count(ctx, f) })
 }
 
 // Facets counts notes by each value a filter can take.
@@ -37,7 +37,7 @@ type Facets struct {
 
 // Facets counts notes by type, scope, project, machine and source.
 func (s *Store) Facets(ctx context.Context) (Facets, error) {
-	rows, err := guarded(ctx, s, func() ([]index.FacetRow, error) { return s.ix.Facets(ctx) })
+	rows, err := guarded(ctx, s, func() ([]index.FacetRow, error) { return s.idx().Facets(ctx) })
 	if err != nil {
 		return Facets{}, err
 	}
@@ -57,7 +57,7 @@ func (s *Store) Facets(ctx context.Context) (Facets, error) {
 // SupersededBy returns, for each of ids some note supersedes, the notes
 // that supersede it.
 func (s *Store) SupersededBy(ctx context.Context, ids []string) (map[string][]string, error) {
-	return guarded(ctx, s, func() (map[string][]string, error) { return s.ix.SupersededBy(ctx, ids) })
+	return guarded(ctx, s, func() (map[string][]string, error) { return s.idx().SupersededBy(ctx, ids) })
 }
 
 // IndexState is the index part of Status: its file, note count, last
@@ -65,7 +65,7 @@ func (s *Store) SupersededBy(ctx context.Context, ids []string) (map[string][]st
 func (s *Store) IndexState(ctx context.Context) (IndexStatus, error) {
 	var out IndexStatus
 	err := s.guard(ctx, func() error {
-		n, err := s.ix.Count(ctx, index.Filter{})
+		n, err := s.idx().Count(ctx, index.Filter{})
 		if err != nil {
 			return err
 		}
@@ -73,11 +73,11 @@ func (s *Store) IndexState(ctx context.Context) (IndexStatus, error) {
 		if err != nil {
 			return err
 		}
-		bad, err := s.ix.BadFiles(ctx)
+		bad, err := s.idx().BadFiles(ctx)
 		if err != nil {
 			return err
 		}
-		out = IndexStatus{Path: s.ix.Path(), Notes: n, LastIndexedCommit: last, Skipped: skippedFiles(bad)}
+		out = IndexStatus{Path: s.idx().Path(), Notes: n, LastIndexedCommit: last, Skipped: skippedFiles(bad)}
 		return nil
 	})
 	return out, err

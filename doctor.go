@@ -70,18 +70,18 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 		if index.IsCorrupt(err) {
 			fix = fixDamage
 		}
-		return Check{Name: name, State: CheckProblem, Detail: s.ix.Explain(err).Error(), Fix: fix}
+		return Check{Name: name, State: CheckProblem, Detail: s.idx().Explain(err).Error(), Fix: fix}
 	}
 
-	switch problems, err := s.ix.IntegrityCheck(ctx); {
+	switch problems, err := s.idx().IntegrityCheck(ctx); {
 	case index.IsCorrupt(err):
 		out = append(out, Check{Name: "index integrity", State: CheckProblem,
-			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check stopped at a damaged page", s.ix.Path()), Fix: fixDamage})
+			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check stopped at a damaged page", s.idx().Path()), Fix: fixDamage})
 	case err != nil:
 		out = append(out, problem("index integrity", err, fixDamage))
 	case len(problems) > 0:
 		out = append(out, Check{Name: "index integrity", State: CheckProblem,
-			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check found %d problems", s.ix.Path(), len(problems)),
+			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check found %d problems", s.idx().Path(), len(problems)),
 			Items:  problems, Fix: fixDamage})
 	default:
 		out = append(out, Check{Name: "index integrity", State: CheckOK, Detail: "SQLite's quick_check finds no damage"})
@@ -89,7 +89,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 
 	// Unguarded: doctor reports damage instead of repairing it.
 	changes, err := s.plan(ctx)
-	st, statsErr := s.ix.Stats(ctx)
+	st, statsErr := s.idx().Stats(ctx)
 	switch {
 	case err != nil:
 		out = append(out, problem("index", err, "run `anamnesis reindex --full`"))
@@ -115,7 +115,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 		}
 	}
 
-	switch rep, err := s.ix.CheckPostings(ctx); {
+	switch rep, err := s.idx().CheckPostings(ctx); {
 	case err != nil:
 		out = append(out, problem("search postings", err, "run `anamnesis reindex --full`"))
 	case rep.Differ > 0 || !rep.TotalOK:
@@ -140,7 +140,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 		out = append(out, problem("conflict copies", err, "run `anamnesis reindex --full`"))
 	}
 	out = append(out, s.nativeCheck(ctx), s.embedderCheck(ctx))
-	if forks, err := s.ix.Forks(ctx); err == nil && len(forks) > 0 {
+	if forks, err := s.idx().Forks(ctx); err == nil && len(forks) > 0 {
 		var items []string
 		for of, succ := range forks {
 			items = append(items, fmt.Sprintf("%s is replaced by %s", of, strings.Join(succ, " and ")))
@@ -151,7 +151,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 			Items:  items, Fix: "keep one with `anamnesis resolve ID --keep ID` (it supersedes the others)"})
 	}
 
-	bad, err := s.ix.BadFiles(ctx)
+	bad, err := s.idx().BadFiles(ctx)
 	if c, ok := s.duplicatesCheck(ctx, bad); ok && err == nil {
 		out = append(out, c)
 	}
@@ -347,11 +347,11 @@ func (s *Store) fixIndex(ctx context.Context) (string, error) {
 	}
 	damaged := "it was damaged"
 	reason := ""
-	if problems, err := s.ix.IntegrityCheck(ctx); err != nil || len(problems) > 0 {
+	if problems, err := s.idx().IntegrityCheck(ctx); err != nil || len(problems) > 0 {
 		reason = damaged
 	} else if _, err := s.plan(ctx); index.IsCorrupt(err) {
 		reason = damaged
-	} else if rep, err := s.ix.CheckPostings(ctx); index.IsCorrupt(err) {
+	} else if rep, err := s.idx().CheckPostings(ctx); index.IsCorrupt(err) {
 		reason = damaged
 	} else if err != nil || rep.Differ > 0 || !rep.TotalOK {
 		reason = "its search postings disagreed with FTS5"
@@ -468,9 +468,9 @@ func (s *Store) nativeCheck(ctx context.Context) Check {
 	if s.config.NativeImportOff {
 		return Check{Name: name, State: CheckOK, Detail: "not imported (native_import is false in config.json)"}
 	}
-	counts, err := s.ix.CountBySource(ctx, NativeSource)
+	counts, err := s.idx().CountBySource(ctx, NativeSource)
 	if err != nil {
-		return Check{Name: name, State: CheckWarn, Detail: s.ix.Explain(err).Error()}
+		return Check{Name: name, State: CheckWarn, Detail: s.idx().Explain(err).Error()}
 	}
 	if len(counts) == 0 {
 		return Check{Name: name, State: CheckOK, Detail: "no memories imported yet (`anamnesis sync` or `anamnesis native import` imports them)"}

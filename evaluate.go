@@ -55,7 +55,7 @@ func (s *Store) Evaluate(ctx context.Context, cases []eval.Case, ks []int, mode 
 
 // SelfCases builds eval cases from this store's notes (see eval.SelfCases).
 func (s *Store) SelfCases(ctx context.Context, n int, seed int64) ([]eval.Case, error) {
-	hits, err := s.ix.List(ctx, index.Filter{Live: true})
+	hits, err := s.idx().List(ctx, index.Filter{Live: true})
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (s *Store) SelfCases(ctx context.Context, n int, seed int64) ([]eval.Case, 
 
 // superseders maps each superseded id to the notes that supersede it.
 func (s *Store) superseders(ctx context.Context) (map[string][]string, error) {
-	hits, err := s.ix.List(ctx, index.Filter{})
+	hits, err := s.idx().List(ctx, index.Filter{})
 	if err != nil {
 		return nil, err
 	}

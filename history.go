@@ -55,7 +55,7 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 	if !note.ValidID(id) {
 		return History{}, fmt.Errorf("%q: %w", id, ErrInvalidID)
 	}
-	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
+	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, id) })
 	if errors.Is(err, index.ErrNotFound) {
 		return History{}, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
@@ -224,7 +224,7 @@ func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineAc
 	if maxCommits <= 0 {
 		maxCommits = 2000
 	}
-	facets, err := guarded(ctx, s, func() ([]index.FacetRow, error) { return s.ix.Facets(ctx) })
+	facets, err := guarded(ctx, s, func() ([]index.FacetRow, error) { return s.idx().Facets(ctx) })
 	if err != nil {
 		return nil, false, err
 	}

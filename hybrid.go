@@ -54,7 +54,7 @@ func (s *Store) EmbedPending(ctx context.Context) (EmbedReport, error) {
 	rep.Model = s.embedder.Model()
 	for {
 		batch, total, err := guarded2(ctx, s, func() ([]index.Pending, int, error) {
-			return s.ix.PendingVectors(ctx, rep.Model, 64)
+			return s.idx().PendingVectors(ctx, rep.Model, 64)
 		})
 		if err != nil {
 			return rep, err
@@ -78,7 +78,7 @@ func (s *Store) EmbedPending(ctx context.Context) (EmbedReport, error) {
 		for i, p := range batch {
 			put[p.Hash] = unit(vecs[i])
 		}
-		if err := s.guard(ctx, func() error { return s.ix.PutVectors(ctx, rep.Model, put) }); err != nil {
+		if err := s.guard(ctx, func() error { return s.idx().PutVectors(ctx, rep.Model, put) }); err != nil {
 			return rep, err
 		}
 		rep.Embedded += len(batch)
@@ -107,7 +107,7 @@ func guarded2[A, B any](ctx context.Context, s *Store, op func() (A, B, error)) 
 // left for the search itself to meet and report.
 func (s *Store) WarmVectors(ctx context.Context) {
 	if s.embedder != nil {
-		_ = s.ix.WarmVectors(ctx, s.embedder.Model())
+		_ = s.idx().WarmVectors(ctx, s.embedder.Model())
 	}
 }
 
@@ -190,14 +190,14 @@ func (s *Store) searchWithVector(ctx context.Context, query string, q []float32,
 	leg := f
 	leg.Limit = max(legK, k)
 	vec, cos, err := guarded2(ctx, s, func() ([]index.Hit, []float64, error) {
-		return s.ix.NearestVectors(ctx, s.embedder.Model(), q, leg, leg.Limit)
+		return s.idx().NearestVectors(ctx, s.embedder.Model(), q, leg, leg.Limit)
 	})
 	if err != nil {
 		return nil, err
 	}
 	var bm25 []index.Hit
 	if mode == ModeHybrid {
-		if bm25, err = guarded(ctx, s, func() ([]index.Hit, error) { return s.ix.Search(ctx, query, leg) }); err != nil {
+		if bm25, err = guarded(ctx, s, func() ([]index.Hit, error) { return s.idx().Search(ctx, query, leg) }); err != nil {
 			return nil, err
 		}
 	}
@@ -288,7 +288,7 @@ func (s *Store) Vectors(ctx context.Context) (*VectorStatus, error) {
 	if s.embedder == nil {
 		return nil, nil
 	}
-	with, total, err := guarded2(ctx, s, func() (int, int, error) { return s.ix.VectorCounts(ctx, s.embedder.Model()) })
+	with, total, err := guarded2(ctx, s, func() (int, int, error) { return s.idx().VectorCounts(ctx, s.embedder.Model()) })
 	if err != nil {
 		return nil, err
 	}

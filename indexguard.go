@@ -83,7 +83,7 @@ func (s *Store) openIndex(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.ix = ix
+	s.setIndex(ix)
 	if !needsRebuild {
 		return nil
 	}
@@ -134,7 +134,7 @@ func (s *Store) rebuildIfNeeded(ctx context.Context, existed bool) error {
 		return err
 	}
 	defer lock.Release()
-	needs, err := s.ix.NeedsRebuild(ctx)
+	needs, err := s.idx().NeedsRebuild(ctx)
 	if index.IsCorrupt(err) {
 		_, err = s.repairLocked(ctx, true)
 		return err
@@ -142,7 +142,7 @@ func (s *Store) rebuildIfNeeded(ctx context.Context, existed bool) error {
 	if err != nil || !needs {
 		return err
 	}
-	res, err := s.rebuildInto(ctx, s.ix)
+	res, err := s.rebuildInto(ctx, s.idx())
 	if index.IsCorrupt(err) {
 		_, err = s.repairLocked(ctx, true)
 		return err
@@ -168,7 +168,7 @@ func (s *Store) repairAtOpen(ctx context.Context, cause error) error {
 	defer lock.Release()
 	ix, needs, err := index.Open(ctx, s.indexPath(), s.indexOptions())
 	if err == nil {
-		s.ix = ix
+		s.setIndex(ix)
 		if !needs {
 			return nil
 		}
@@ -185,8 +185,8 @@ func (s *Store) repairAtOpen(ctx context.Context, cause error) error {
 		return err
 	}
 	_, err = s.repairLocked(ctx, true)
-	if err != nil && s.ix != nil {
-		s.ix.Close() // Open fails: nobody else holds this Store
+	if ix := s.idx(); err != nil && ix != nil {
+		ix.Close() // Open fails: nobody else holds this Store
 	}
 	return err
 }
@@ -217,7 +217,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 	if err != nil {
 		return ReconcileReport{}, fmt.Errorf("rebuild damaged index %s: %w", p, err)
 	}
-	reopen := s.ix == nil
+	reopen := s.idx() == nil
 	err = index.Replace(ctx, p, tmp, s.busy)
 	if err != nil && !index.IsCorrupt(err) {
 		return ReconcileReport{}, fmt.Errorf("replace damaged index %s: %w", p, err)
@@ -225,8 +225,8 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 	if err != nil {
 		// Not a database at all (its header is gone): no connection can
 		// read or write it, so the file itself is replaced.
-		if s.ix != nil {
-			s.ix.Close() // later calls fail cleanly if reopening fails
+		if old := s.idx(); old != nil {
+			old.Close() // later calls fail cleanly if reopening fails
 		}
 		reopen = true
 		for _, suffix := range []string{"-wal", "-shm"} {
@@ -243,7 +243,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 		if err != nil {
 			return ReconcileReport{}, err
 		}
-		s.ix = ix
+		s.setIndex(ix)
 	}
 	rep, err := s.reconcile(ctx)
 	if err != nil {
@@ -282,7 +282,7 @@ func (s *Store) guard(ctx context.Context, op func() error) error {
 				return err
 			}
 		default:
-			return s.ix.Explain(err)
+			return s.idx().Explain(err)
 		}
 	}
 }
@@ -307,7 +307,7 @@ func (s *Store) repairDamage(ctx context.Context, op func() error, cause error) 
 		return s.useTemporaryIndex(ctx, "damaged")
 	}
 	if s.deferRebuild {
-		s.ix.MarkStale(ctx)
+		s.idx().MarkStale(ctx)
 		return fmt.Errorf("index %s is damaged (%v): %w", s.indexPath(), cause, ErrNeedsRebuild)
 	}
 	lock, err := s.lockRebuild(ctx)
@@ -341,7 +341,7 @@ func (s *Store) openReadOnly(ctx context.Context) error {
 		ix.Close()
 		return s.useTemporaryIndex(ctx, "out of date")
 	}
-	s.ix = ix
+	s.setIndex(ix)
 	return nil
 }
 
@@ -363,13 +363,16 @@ func (s *Store) useTemporaryIndex(ctx context.Context, why string) error {
 		os.RemoveAll(dir)
 		return fmt.Errorf("home %s is read-only and its index is %s; indexing the notes elsewhere failed: %w", s.home, why, err)
 	}
-	if s.ix != nil {
-		s.ix.Close()
+	s.ixMu.Lock()
+	old, oldDir := s.ix.Swap(ix), s.tmpIndex
+	s.tmpIndex = dir
+	s.ixMu.Unlock()
+	if old != nil {
+		old.Close()
 	}
-	if s.tmpIndex != "" {
-		os.RemoveAll(s.tmpIndex)
+	if oldDir != "" {
+		os.RemoveAll(oldDir)
 	}
-	s.ix, s.tmpIndex = ix, dir
 	s.notice(fmt.Sprintf("home %s is read-only and its index is %s; searching a temporary index of the note files", s.home, why))
 	return nil
 }

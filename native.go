@@ -427,7 +427,7 @@ func (imp *nativeImport) finish(ctx context.Context) error {
 	}
 	s := imp.s
 	indexErr := s.guard(ctx, func() error {
-		_, err := s.ix.Apply(ctx, imp.changes)
+		_, err := s.idx().Apply(ctx, imp.changes)
 		return err
 	})
 	if indexErr != nil {

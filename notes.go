@@ -73,7 +73,7 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string
 // at <type>/<id>.md (written since the last reindex).
 func (s *Store) checkSuperseded(ctx context.Context, ids []string) error {
 	for _, id := range ids {
-		_, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
+		_, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, id) })
 		if err == nil {
 			continue
 		}
@@ -117,7 +117,7 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 	// cannot take the note now, a reindex (or the next sync, which
 	// re-reads what was committed since the index last caught up) will.
 	indexErr := s.guard(ctx, func() error {
-		_, err := s.ix.Apply(ctx, []index.Change{ch})
+		_, err := s.idx().Apply(ctx, []index.Change{ch})
 		return err
 	})
 	if indexErr != nil {
@@ -180,7 +180,7 @@ func (s *Store) GetFile(ctx context.Context, id string) (*note.Note, string, []b
 	if !note.ValidID(id) {
 		return nil, "", nil, fmt.Errorf("%q: %w", id, ErrInvalidID)
 	}
-	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
+	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, id) })
 	if errors.Is(err, index.ErrNotFound) {
 		return nil, "", nil, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
@@ -215,7 +215,7 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 	if err := s.writable("update a note"); err != nil {
 		return "", err
 	}
-	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, n.ID) })
+	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, n.ID) })
 	if errors.Is(err, index.ErrNotFound) {
 		return "", fmt.Errorf("%s: %w", n.ID, ErrNotFound)
 	}
@@ -238,7 +238,7 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 		return "", fmt.Errorf("re-read %s: %s", h.Path, ch.File.Error)
 	}
 	indexErr := s.guard(ctx, func() error {
-		_, err := s.ix.Apply(ctx, []index.Change{ch})
+		_, err := s.idx().Apply(ctx, []index.Change{ch})
 		return err
 	})
 	if indexErr != nil {

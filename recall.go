@@ -34,10 +34,10 @@ const maxEpisodic = 2
 // caller can say what it left out. Superseded notes are never selected.
 func (s *Store) Inject(ctx context.Context, project string, k int) (notes []index.Hit, projectTotal, globalTotal int, err error) {
 	list := func(f index.Filter) ([]index.Hit, error) {
-		return guarded(ctx, s, func() ([]index.Hit, error) { return s.ix.List(ctx, f) })
+		return guarded(ctx, s, func() ([]index.Hit, error) { return s.idx().List(ctx, f) })
 	}
 	count := func(f index.Filter) (int, error) {
-		return guarded(ctx, s, func() (int, error) { return s.ix.Count(ctx, f) })
+		return guarded(ctx, s, func() (int, error) { return s.idx().Count(ctx, f) })
 	}
 	var native []index.Hit // the other machines' Claude Code memories of the project
 	if project != note.DefaultProject {
@@ -118,7 +118,7 @@ func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.H
 		defer cancel()
 		budget = vctx.Done()
 		semantic = make(chan []index.Hit, 1)
-		ix := s.ix // read here: a repair of a damaged index may replace it meanwhile
+		ix := s.idx() // read here: a repair of a damaged index may replace it meanwhile
 		go func() { semantic <- s.recallByVector(vctx, ix, prompt, limit) }()
 	}
 	hits, err := s.recallByWords(ctx, prompt, limit)
@@ -156,7 +156,7 @@ func (s *Store) Recall(ctx context.Context, prompt string, limit int) ([]index.H
 // recallByWords is prompt recall's BM25 leg: the distinctive words only.
 func (s *Store) recallByWords(ctx context.Context, prompt string, limit int) ([]index.Hit, error) {
 	words, err := guarded(ctx, s, func() ([]string, error) {
-		return s.ix.DistinctiveWords(ctx, prompt, DistinctiveFraction)
+		return s.idx().DistinctiveWords(ctx, prompt, DistinctiveFraction)
 	})
 	if err != nil || len(words) == 0 {
 		return nil, err
@@ -211,7 +211,7 @@ func b2i(b bool) int {
 // Body, Project, Tags, ProvSource and ProvSession of n are used.
 func (s *Store) SaveSession(ctx context.Context, n *note.Note) (id, path string, updated bool, err error) {
 	if n.ProvSession != "" {
-		prevID, err := guarded(ctx, s, func() (string, error) { return s.ix.FindSession(ctx, n.ProvSession) })
+		prevID, err := guarded(ctx, s, func() (string, error) { return s.idx().FindSession(ctx, n.ProvSession) })
 		if err != nil {
 			return "", "", false, err
 		}
@@ -248,7 +248,7 @@ func (s *Store) SaveSession(ctx context.Context, n *note.Note) (id, path string,
 // next prompt.
 func (s *Store) Arrived(ctx context.Context, project string, since time.Time) ([]index.Hit, error) {
 	return guarded(ctx, s, func() ([]index.Hit, error) {
-		return s.ix.List(ctx, index.Filter{Project: project, Live: true, ArrivedAfter: since.UnixNano(), Limit: maxArrived})
+		return s.idx().List(ctx, index.Filter{Project: project, Live: true, ArrivedAfter: since.UnixNano(), Limit: maxArrived})
 	})
 }
 

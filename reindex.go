@@ -68,9 +68,9 @@ func duplicateIDs(ctx context.Context, ix *index.Index, bad []index.File) ([]Dup
 
 // duplicatesCheck is doctor's row for duplicate ids, naming every file.
 func (s *Store) duplicatesCheck(ctx context.Context, bad []index.File) (Check, bool) {
-	dups, err := duplicateIDs(ctx, s.ix, bad)
+	dups, err := duplicateIDs(ctx, s.idx(), bad)
 	if err != nil {
-		return Check{Name: "duplicate ids", State: CheckProblem, Detail: s.ix.Explain(err).Error(), Fix: "run `anamnesis reindex --full`"}, true
+		return Check{Name: "duplicate ids", State: CheckProblem, Detail: s.idx().Explain(err).Error(), Fix: "run `anamnesis reindex --full`"}, true
 	}
 	if len(dups) == 0 {
 		return Check{}, false
@@ -144,12 +144,12 @@ func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
 		return ReconcileReport{}, err
 	}
 	defer lock.Release()
-	res, err := s.rebuildInto(ctx, s.ix)
+	res, err := s.rebuildInto(ctx, s.idx())
 	if index.IsCorrupt(err) {
 		return s.repairLocked(ctx, true)
 	}
 	if err != nil {
-		return ReconcileReport{}, s.ix.Explain(err)
+		return ReconcileReport{}, s.idx().Explain(err)
 	}
 	return s.report(ctx, res)
 }
@@ -268,7 +268,7 @@ func (s *Store) Plan(ctx context.Context) ([]index.Change, error) {
 }
 
 func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
-	known, err := s.ix.Files(ctx)
+	known, err := s.idx().Files(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +352,7 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 		changes = append(changes, more...)
 	}
 	s.progressLarge("indexing changed note files", 0, len(changes))
-	res, err := s.ix.Apply(ctx, changes)
+	res, err := s.idx().Apply(ctx, changes)
 	s.progressLarge("", 0, len(changes))
 	if err != nil {
 		return ReconcileReport{}, err
@@ -362,7 +362,7 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 	for len(res.Freed) > 0 {
 		freed := res.Freed
 		res.Freed = nil
-		dups, err := s.ix.DuplicatesOf(ctx, freed)
+		dups, err := s.idx().DuplicatesOf(ctx, freed)
 		if err != nil {
 			return ReconcileReport{}, err
 		}
@@ -378,7 +378,7 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 		if err != nil {
 			return ReconcileReport{}, err
 		}
-		more, err := s.ix.Apply(ctx, again)
+		more, err := s.idx().Apply(ctx, again)
 		if err != nil {
 			return ReconcileReport{}, err
 		}
@@ -386,11 +386,11 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 		res.Skipped -= more.Added + more.Updated
 		res.Add(more)
 	}
-	if _, err := s.settleDuplicates(ctx, s.ix, res.Duplicates); err != nil {
+	if _, err := s.settleDuplicates(ctx, s.idx(), res.Duplicates); err != nil {
 		return ReconcileReport{}, err
 	}
 	if !st.current {
-		if err := setIndexed(ctx, s.ix, st.head); err != nil {
+		if err := setIndexed(ctx, s.idx(), st.head); err != nil {
 			return ReconcileReport{}, err
 		}
 	}
@@ -443,7 +443,7 @@ func (s *Store) indexedSince(ctx context.Context) (indexState, error) {
 
 // lastIndexedCommit is the memory/ commit the index reflects ("" none).
 func (s *Store) lastIndexedCommit(ctx context.Context) (string, error) {
-	return s.ix.Meta(ctx, index.MetaLastIndexedCommit)
+	return s.idx().Meta(ctx, index.MetaLastIndexedCommit)
 }
 
 // setIndexed records head as the commit ix reflects (ix: the Store's
@@ -456,15 +456,15 @@ func setIndexed(ctx context.Context, ix *index.Index, head plumbing.Hash) error 
 }
 
 func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, error) {
-	st, err := s.ix.Stats(ctx)
+	st, err := s.idx().Stats(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	bad, err := s.ix.BadFiles(ctx)
+	bad, err := s.idx().BadFiles(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	dups, err := duplicateIDs(ctx, s.ix, bad)
+	dups, err := duplicateIDs(ctx, s.idx(), bad)
 	if err != nil {
 		return ReconcileReport{}, err
 	}
@@ -480,7 +480,7 @@ func (s *Store) advanceIndexedCommit(ctx context.Context, before, head plumbing.
 		return err
 	}
 	if last == "" || last == before.String() {
-		return setIndexed(ctx, s.ix, head)
+		return setIndexed(ctx, s.idx(), head)
 	}
 	return nil
 }
@@ -503,7 +503,7 @@ func (s *Store) reindexSince(ctx context.Context) (index.Result, error) {
 	if err != nil {
 		return res, err
 	}
-	return res, setIndexed(ctx, s.ix, st.head)
+	return res, setIndexed(ctx, s.idx(), st.head)
 }
 
 // applyPaths re-reads the given memory/ paths (relative to memory/) and
@@ -535,12 +535,12 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 		return index.Result{}, nil
 	}
 	s.progressLarge("indexing changed note files", 0, len(changes))
-	res, err := s.ix.Apply(ctx, changes)
+	res, err := s.idx().Apply(ctx, changes)
 	s.progressLarge("", 0, len(changes))
 	if err != nil {
 		return res, err
 	}
-	if _, err := s.settleDuplicates(ctx, s.ix, res.Duplicates); err != nil {
+	if _, err := s.settleDuplicates(ctx, s.idx(), res.Duplicates); err != nil {
 		return res, err
 	}
 	if len(res.Freed) > 0 {

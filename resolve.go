@@ -47,7 +47,7 @@ type Conflict struct {
 // copies, and each note superseded by more than one live note.
 func (s *Store) Conflicts(ctx context.Context) ([]Conflict, error) {
 	var out []Conflict
-	byOf, err := guarded(ctx, s, func() (map[string][]string, error) { return s.ix.ConflictCopiesOf(ctx, nil) })
+	byOf, err := guarded(ctx, s, func() (map[string][]string, error) { return s.idx().ConflictCopiesOf(ctx, nil) })
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (s *Store) Conflicts(ctx context.Context) ([]Conflict, error) {
 	for _, id := range order {
 		out = append(out, Conflict{ID: id, Copies: byOf[id]})
 	}
-	forks, err := guarded(ctx, s, func() (map[string][]string, error) { return s.ix.Forks(ctx) })
+	forks, err := guarded(ctx, s, func() (map[string][]string, error) { return s.idx().Forks(ctx) })
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r Resolution) (ResolveRe
 	if err := s.writable("resolve a conflict"); err != nil {
 		return ResolveReport{}, err
 	}
-	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
+	h, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, id) })
 	if errors.Is(err, index.ErrNotFound) {
 		return ResolveReport{}, fmt.Errorf("%s: %w", id, ErrNotFound)
 	}
@@ -104,7 +104,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r Resolution) (ResolveRe
 		original = h.ConflictOf
 	}
 	copies, err := guarded(ctx, s, func() (map[string][]string, error) {
-		return s.ix.ConflictCopiesOf(ctx, []string{original})
+		return s.idx().ConflictCopiesOf(ctx, []string{original})
 	})
 	if err != nil {
 		return ResolveReport{}, err
@@ -112,7 +112,7 @@ func (s *Store) Resolve(ctx context.Context, id string, r Resolution) (ResolveRe
 	if len(copies[original]) > 0 {
 		return s.resolveCopies(ctx, original, copies[original], r)
 	}
-	forks, err := guarded(ctx, s, func() (map[string][]string, error) { return s.ix.Forks(ctx) })
+	forks, err := guarded(ctx, s, func() (map[string][]string, error) { return s.idx().Forks(ctx) })
 	if err != nil {
 		return ResolveReport{}, err
 	}
@@ -169,7 +169,7 @@ func (s *Store) resolveCopies(ctx context.Context, original string, copies []str
 	}
 	changes, rels = append(changes, ch), append(rels, rel)
 	for _, c := range copies {
-		h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, c) })
+		h, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, c) })
 		if err != nil {
 			return rep, fmt.Errorf("find conflict copy %s: %w", c, err)
 		}
@@ -221,7 +221,7 @@ func (s *Store) resolveFork(ctx context.Context, id string, succ []string, r Res
 // given memory/ paths in one commit.
 func (s *Store) applyAndCommit(ctx context.Context, changes []index.Change, rels []string, portable bool) error {
 	indexErr := s.guard(ctx, func() error {
-		_, err := s.ix.Apply(ctx, changes)
+		_, err := s.idx().Apply(ctx, changes)
 		return err
 	})
 	if indexErr != nil {
@@ -250,7 +250,7 @@ func (s *Store) pairConflicts(ctx context.Context, hits []index.Hit) ([]index.Hi
 		have[h.ID] = true
 		copyOf = copyOf || h.ConflictOf != ""
 	}
-	copies, err := guarded(ctx, s, func() (map[string][]string, error) { return s.ix.ConflictCopiesOf(ctx, ids) })
+	copies, err := guarded(ctx, s, func() (map[string][]string, error) { return s.idx().ConflictCopiesOf(ctx, ids) })
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func (s *Store) pairConflicts(ctx context.Context, hits []index.Hit) ([]index.Hi
 		if h, ok := byID[id]; ok {
 			return h, true
 		}
-		h, err := guarded(ctx, s, func() (index.Hit, error) { return s.ix.Get(ctx, id) })
+		h, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, id) })
 		if err != nil {
 			return index.Hit{}, false // gone since: nothing to pair
 		}
@@ -281,7 +281,7 @@ func (s *Store) pairConflicts(ctx context.Context, hits []index.Hit) ([]index.Hi
 		done[original.ID] = true
 		out = append(out, original)
 		more, err := guarded(ctx, s, func() (map[string][]string, error) {
-			return s.ix.ConflictCopiesOf(ctx, []string{original.ID})
+			return s.idx().ConflictCopiesOf(ctx, []string{original.ID})
 		})
 		if err != nil {
 			return

@@ -91,7 +91,7 @@ func durableFirst(query string, hits []index.Hit) []index.Hit {
 func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
 	days := s.decayDays
 	if days <= 0 {
-		return s.ix.Search(ctx, query, f)
+		return s.idx().Search(ctx, query, f)
 	}
 	k := f.Limit
 	if k <= 0 {
@@ -99,7 +99,7 @@ func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]ind
 	}
 	pool := f
 	pool.Limit = min(max(4*k, decayPool), index.MaxK)
-	hits, err := s.ix.Search(ctx, query, pool)
+	hits, err := s.idx().Search(ctx, query, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (s *Store) List(ctx context.Context, f index.Filter) ([]index.Hit, error) {
 	if err := validateFilter(f); err != nil {
 		return nil, err
 	}
-	return guarded(ctx, s, func() ([]index.Hit, error) { return s.ix.List(ctx, f) })
+	return guarded(ctx, s, func() ([]index.Hit, error) { return s.idx().List(ctx, f) })
 }
 
 func validateFilter(f index.Filter) error {
@@ -151,7 +151,7 @@ func validateFilter(f index.Filter) error {
 
 // Superseded returns the ids some note supersedes (`list` marks them).
 func (s *Store) Superseded(ctx context.Context) (map[string]bool, error) {
-	ids, err := guarded(ctx, s, func() ([]string, error) { return s.ix.SupersededIDs(ctx) })
+	ids, err := guarded(ctx, s, func() ([]string, error) { return s.idx().SupersededIDs(ctx) })
 	if err != nil {
 		return nil, err
 	}
@@ -164,12 +164,12 @@ func (s *Store) Superseded(ctx context.Context) (map[string]bool, error) {
 
 // SearchPaths reports how this Store's searches were answered so far
 // (by our postings or one of FTS5's rankings), for the benchmark.
-func (s *Store) SearchPaths() index.PathCounts { return s.ix.Paths() }
+func (s *Store) SearchPaths() index.PathCounts { return s.idx().Paths() }
 
 // RarestWords returns up to n of words with the fewest notes containing
 // them; the benchmark builds queries about one note with it.
 func (s *Store) RarestWords(ctx context.Context, words []string, n int) ([]string, error) {
-	return guarded(ctx, s, func() ([]string, error) { return s.ix.RarestWords(ctx, words, n) })
+	return guarded(ctx, s, func() ([]string, error) { return s.idx().RarestWords(ctx, words, n) })
 }
 
 // Filter and Hit are the index's, named here so that users of the Store

@@ -65,16 +65,16 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	var copies []string
 	var native []index.SourceCount
 	err := s.guard(ctx, func() (err error) {
-		if native, err = s.ix.CountBySource(ctx, NativeSource); err != nil {
+		if native, err = s.idx().CountBySource(ctx, NativeSource); err != nil {
 			return err
 		}
-		if st, err = s.ix.Stats(ctx); err != nil {
+		if st, err = s.idx().Stats(ctx); err != nil {
 			return err
 		}
 		if last, err = s.lastIndexedCommit(ctx); err != nil {
 			return err
 		}
-		if bad, err = s.ix.BadFiles(ctx); err != nil {
+		if bad, err = s.idx().BadFiles(ctx); err != nil {
 			return err
 		}
 		copies, err = s.conflictCopies(ctx)
@@ -96,7 +96,7 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	out := Status{
 		Home:   s.home,
 		Notes:  NoteCounts{Total: st.Total, ByType: st.ByType, ByScope: st.ByScope, ByProject: st.ByProject},
-		Index:  IndexStatus{Path: s.ix.Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
+		Index:  IndexStatus{Path: s.idx().Path(), Notes: st.Total, LastIndexedCommit: last, Skipped: skippedFiles(bad)},
 		Sync:   SyncStatus{Remote: gitsync.Redact(s.Remote()), ConflictCopies: copies, Conflicts: conflicts},
 		Native: native,
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
@@ -116,14 +117,24 @@ func IsStore(home string) bool {
 // index must be rebuilt from the note files before it can answer.
 var ErrNeedsRebuild = errors.New("the index must be rebuilt from the note files")
 
-// Store is an opened memory home.
+// Store is an opened memory home. It is safe for concurrent use by
+// several goroutines (the web UI and the MCP server share one): the
+// index may be replaced by a repair while others read it (see idx), the
+// repository is opened once under a lock, and what Open set is not
+// changed afterwards. Several processes share one home through file
+// locks (the sync lock, the rebuild lock) and SQLite's own.
 type Store struct {
-	home        string
-	machineID   string
-	config      Config
-	memory      note.Tree
-	local       note.Tree
-	ix          *index.Index
+	home      string
+	machineID string
+	config    Config
+	memory    note.Tree
+	local     note.Tree
+	// ix is the open index. A repair may replace it while other
+	// goroutines use the Store (the web UI and the MCP server share one):
+	// readers load it once per operation through idx, replacements go
+	// through setIndex.
+	ix          atomic.Pointer[index.Index]
+	ixMu        sync.Mutex    // serializes replacements, Close and tmpIndex
 	git         *gitsync.Repo // opened on first use
 	gitMu       sync.Mutex
 	remote      string
@@ -232,11 +243,27 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 
 // Close releases the index.
 func (s *Store) Close() error {
-	err := s.ix.Close()
+	s.ixMu.Lock()
+	defer s.ixMu.Unlock()
+	err := s.idx().Close()
 	if s.tmpIndex != "" {
 		os.RemoveAll(s.tmpIndex)
 	}
 	return err
+}
+
+// idx is the open index. An operation loads it once and keeps using that
+// one: a repair that replaces it closes the old one only after the new
+// one is in place, and an operation still on the old one fails cleanly
+// ("database is closed") rather than racing.
+func (s *Store) idx() *index.Index { return s.ix.Load() }
+
+// setIndex makes ix the open index; the caller closes whatever it
+// replaces (at Open there is none).
+func (s *Store) setIndex(ix *index.Index) {
+	s.ixMu.Lock()
+	s.ix.Store(ix)
+	s.ixMu.Unlock()
 }
 
 // Home is the store directory.

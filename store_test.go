@@ -775,7 +775,7 @@ func TestFilesThatAreNotNotes(t *testing.T) {
 		}
 	}
 	// What an older version recorded for the README: a bad note.
-	if _, err := s.ix.Apply(ctx, []index.Change{{File: index.File{Path: "memory/README.md", Size: 1, Error: "missing YAML frontmatter"}}}); err != nil {
+	if _, err := s.idx().Apply(ctx, []index.Change{{File: index.File{Path: "memory/README.md", Size: 1, Error: "missing YAML frontmatter"}}}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string, rep ReconcileReport) {

@@ -224,7 +224,7 @@ func homePaths(rel []string) []string {
 
 // conflictCopies lists indexed conflict copies (home-relative paths).
 func (s *Store) conflictCopies(ctx context.Context) ([]string, error) {
-	return s.ix.ConflictCopies(ctx)
+	return s.idx().ConflictCopies(ctx)
 }
 
 // EnsureRepo creates memory/'s git repository if it does not exist yet.
