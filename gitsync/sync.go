@@ -27,6 +27,9 @@ type Options struct {
 	// peers): a tailscaled in userspace mode is the only way to this
 	// machine's tailnet peers. The hub is always reached directly.
 	Dial DialFunc
+	// Bounds limit what the hub and peers may send (see MaxPackBytes and
+	// the other bounds); zero fields take the defaults.
+	Bounds Bounds
 }
 
 func (o *Options) defaults() {
@@ -177,7 +180,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 // when it is), and its hash (zero when the remote is empty or has no
 // such branch yet).
 func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branch, why string, fetched bool, head plumbing.Hash, err error) {
-	fctx, w, stop := watchIdle(ctx, opts.Timeout)
+	fctx, w, stop := watchIdle(ctx, opts.Timeout, opts.Bounds)
 	defer stop()
 	wr, err := dial(opts.Remote, auth, w, nil)
 	if err != nil {
@@ -208,7 +211,7 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branc
 	switch {
 	case err == nil:
 	case w.Stalled():
-		return "", "", false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: no data for %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
+		return "", "", false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: %s; local notes are committed", Redact(opts.Remote), w.Reason())
 	default:
 		return "", "", false, plumbing.ZeroHash, networkError("fetch from", opts.Remote, err)
 	}
@@ -225,7 +228,7 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branc
 // push sends main to the hub's branch. retry reports a rejection that
 // another fetch and merge can fix (someone pushed first).
 func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch string, local plumbing.Hash) (pushed, retry bool, err error) {
-	pctx, w, stop := watchIdle(ctx, opts.Timeout)
+	pctx, w, stop := watchIdle(ctx, opts.Timeout, opts.Bounds)
 	defer stop()
 	wr, err := dial(opts.Remote, auth, w, nil)
 	if err != nil {
@@ -250,7 +253,7 @@ func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch 
 	case errors.Is(err, errNonFastForward) || isRejection(err):
 		return false, true, nil
 	case w.Stalled():
-		return false, false, fmt.Errorf("push to %s: no data for %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
+		return false, false, fmt.Errorf("push to %s: %s; local notes are committed", Redact(opts.Remote), w.Reason())
 	default:
 		return false, false, networkError("push to", opts.Remote, err)
 	}
@@ -341,7 +344,7 @@ func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Durati
 	if err != nil {
 		return err
 	}
-	rctx, w, stop := watchIdle(ctx, timeout)
+	rctx, w, stop := watchIdle(ctx, timeout, Bounds{})
 	defer stop()
 	wr, err := dial(remote, auth, w, nil)
 	if err != nil {
@@ -359,7 +362,7 @@ func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Durati
 	case err == nil, errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return nil
 	case w.Stalled():
-		return fmt.Errorf("no data for %s", timeout)
+		return errors.New(w.Reason())
 	case errors.As(err, &aerr):
 		return aerr
 	case errors.Is(err, transport.ErrRepositoryNotFound):
