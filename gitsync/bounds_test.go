@@ -57,7 +57,9 @@ func startHostileHub(t *testing.T) (*hostileHub, *machine) {
 	return h, a
 }
 
-func (h *hostileHub) set(fn func(ctx context.Context, w io.Writer, flush func())) { h.answer.Store(&fn) }
+func (h *hostileHub) set(fn func(ctx context.Context, w io.Writer, flush func())) {
+	h.answer.Store(&fn)
+}
 
 // band writes data as sideband-64k packets on channel ch.
 func band(w io.Writer, ch byte, data []byte) error {
