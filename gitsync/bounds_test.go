@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/httphub"
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
 // hostileHub is a real hub (git http-backend) behind a proxy that, while
@@ -271,4 +274,59 @@ func TestHostileHubIsCutAtEachBound(t *testing.T) {
 			b.fsck()
 		})
 	}
+}
+
+// TestHubRefusalIsShownNotRetried: a hub that refuses a push for its own
+// reasons (a pre-receive hook, fsck) is reported at once with what it
+// said, not retried as if someone had pushed first; the note is
+// committed, and once the hub accepts, the next sync pushes.
+func TestHubRefusalIsShownNotRetried(t *testing.T) {
+	hook := "#!/bin/sh\necho 'notes need a ticket number' >&2\nexit 1\n"
+	setHook := func(t *testing.T, gitDir string) func() {
+		p := filepath.Join(gitDir, "hooks", "pre-receive")
+		if err := os.WriteFile(p, []byte(hook), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return func() { os.Remove(p) }
+	}
+	check := func(t *testing.T, remote, wantReason string, repair func(), m *machine) {
+		t.Helper()
+		rep, err := m.repo.Sync(ctx, Options{Remote: remote, Timeout: 10 * time.Second})
+		want := "push to " + Redact(remote) + ": the hub refused: " + wantReason + "; local notes are committed"
+		if err == nil || err.Error() != want {
+			t.Fatalf("error\n%v\nwant\n%s", err, want)
+		}
+		if rep.Rounds != 1 {
+			t.Errorf("%d rounds, want 1: a refusal is not retried", rep.Rounds)
+		}
+		if head, _ := m.repo.Head(); head.IsZero() {
+			t.Error("local note not committed")
+		}
+		repair()
+		m.advance()
+		if rep, err = m.repo.Sync(ctx, Options{Remote: remote, Timeout: 10 * time.Second}); err != nil || !rep.Pushed {
+			t.Fatalf("sync once the hub accepts: %+v, %v", rep, err)
+		}
+	}
+	t.Run("pre-receive hook, local hub", func(t *testing.T) {
+		hub := testutil.BareHub(t)
+		m := newMachine(t, "a", hub)
+		m.write(mkNote(m, "a note", "body"))
+		check(t, hub, "notes need a ticket number (pre-receive hook declined)", setHook(t, hub), m)
+	})
+	t.Run("pre-receive hook, http hub", func(t *testing.T) {
+		h, url := startHub(t, "memory", "s3cret")
+		remote := httphub.WithCredentials(url, "memory", "s3cret")
+		m := newMachine(t, "a", remote)
+		m.write(mkNote(m, "a note", "body"))
+		check(t, remote, "notes need a ticket number (pre-receive hook declined)", setHook(t, filepath.Join(h.Root, "hub.git")), m)
+	})
+	t.Run("fsck", func(t *testing.T) {
+		hub := testutil.BareHub(t)
+		testutil.Git(t, hub, "config", "receive.fsckObjects", "true")
+		m := newMachine(t, "a", hub)
+		// A file git's fsck refuses: a .gitmodules whose url is an option.
+		os.WriteFile(filepath.Join(m.repo.Dir(), ".gitmodules"), []byte("[submodule \"x\"]\n\tpath = x\n\turl = --upload-pack=evil\n"), 0o644)
+		check(t, hub, "error: object 115b6f9fa25706059bcec2cf0710f9a44b3abb68: gitmodulesUrl: disallowed submodule url: --upload-pack=evil; fatal: fsck error in pack objects (unpack-objects abnormal exit)", func() { testutil.Git(t, hub, "config", "receive.fsckObjects", "false") }, m)
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -235,6 +234,7 @@ func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch 
 		return false, false, err
 	}
 	defer wr.close()
+	var refused *pushRefusal
 	err = auth.do(pctx, func(a transport.AuthMethod) error {
 		var err error
 		pushed, err = boundedValue(pctx, func() (bool, error) { return wr.pushBranch(pctx, g.r.Storer, a, branch, local) })
@@ -252,6 +252,10 @@ func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch 
 		return pushed, false, nil
 	case errors.Is(err, errNonFastForward) || isRejection(err):
 		return false, true, nil
+	case errors.As(err, &refused):
+		// Anything else the hub refused (a hook, fsck, a protected
+		// branch) stays refused however often we fetch and merge.
+		return false, false, fmt.Errorf("push to %s: the hub refused: %s; local notes are committed", Redact(opts.Remote), refused)
 	case w.Stalled():
 		return false, false, fmt.Errorf("push to %s: %s; local notes are committed", Redact(opts.Remote), w.Reason())
 	default:
@@ -304,14 +308,15 @@ func boundedValue[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	}
 }
 
+// isRejection reports a refusal of a push that another round fixes:
+// the hub's branch moved (see pushRefusal.stale). Any other refusal is
+// the hub's policy and is reported, not retried.
 func isRejection(err error) bool {
-	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"non-fast-forward", "fetch first", "failed to update ref", "rejected", "not updated", "cannot lock ref"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
+	var r *pushRefusal
+	if errors.As(err, &r) {
+		return r.stale()
 	}
-	return false
+	return (&pushRefusal{status: err.Error()}).stale() // a transport's own error text
 }
 
 // ChangedPaths lists the paths whose content differs between two commits

@@ -526,6 +526,18 @@ func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transpor
 		}
 	}
 	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	// With a sideband, the hub's hooks and fsck speak on channel 2, where
+	// their reason for a refusal is kept (without it, git sends it to a
+	// stderr nobody reads).
+	switch {
+	case ar.Capabilities.Supports(capability.Sideband64k):
+		err = req.Capabilities.Set(capability.Sideband64k)
+	case ar.Capabilities.Supports(capability.Sideband):
+		err = req.Capabilities.Set(capability.Sideband)
+	}
+	if err != nil {
+		return false, fmt.Errorf("push request: %w", err)
+	}
 	req.Commands = []*packp.Command{{Name: target, Old: old, New: local}}
 	var known []plumbing.Hash
 	for _, h := range adv.refs {
@@ -547,18 +559,88 @@ func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transpor
 		encoded <- err
 	}()
 	req.Packfile = io.NopCloser(progressReader{r: pr, w: wr.watch, data: true})
+	said := &tailBuffer{max: 4 << 10} // a hook's or fsck's reason comes as progress messages
+	req.Progress = progressWriter{w: wr.watch, keep: said}
 	rs, err := sess.ReceivePack(ctx, req)
 	pr.Close() // unblocks the encoder if the transport stopped reading
 	if eerr := <-encoded; err == nil && eerr != nil && !errors.Is(eerr, io.ErrClosedPipe) {
 		err = fmt.Errorf("encode pack: %w", eerr)
 	}
-	if err == nil && rs != nil {
-		err = rs.Error()
+	if rs != nil {
+		if rerr := rs.Error(); rerr != nil {
+			return false, newPushRefusal(rerr, said.String())
+		}
 	}
 	if err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// pushRefusal is a hub's answer to a push that it refused: its status
+// for the branch ("pre-receive hook declined", "non-fast-forward") and
+// what it said before (a hook's output, fsck's complaint).
+type pushRefusal struct {
+	status string
+	said   string
+}
+
+func newPushRefusal(status error, said string) *pushRefusal {
+	return &pushRefusal{status: status.Error(), said: said}
+}
+
+// stale reports a refusal that a fetch, merge and push again can fix:
+// someone else moved the branch since the hub's advertisement (git says
+// "non-fast-forward", "fetch first", "stale info", or that the ref is
+// not at the old value any more: "failed to update ref", "cannot lock
+// ref ... is at X but expected Y").
+func (r *pushRefusal) stale() bool {
+	msg := strings.ToLower(r.status)
+	for _, s := range []string{"non-fast-forward", "fetch first", "stale info", "failed to update ref", "cannot lock ref", "failed to lock"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Error is the hub's reason in one line: its messages (the "remote:"
+// lines git shows) then its status, control characters and repeats
+// dropped, cut to a length a terminal line holds.
+func (r *pushRefusal) Error() string {
+	status := r.status
+	// go-git's "command error on refs/heads/main: <status>" and
+	// "unpack error: <status>": the status is the hub's part.
+	if rest, ok := strings.CutPrefix(status, "command error on "); ok {
+		if _, st, ok := strings.Cut(rest, ": "); ok {
+			status = st
+		}
+	}
+	status = strings.TrimPrefix(status, "unpack error: ")
+	var lines []string
+	seen := map[string]bool{}
+	for _, l := range strings.FieldsFunc(r.said, func(c rune) bool { return c == '\n' || c == '\r' }) {
+		l = strings.TrimSpace(strings.Map(func(c rune) rune {
+			if c < ' ' || c == 0x7f {
+				return -1
+			}
+			return c
+		}, l))
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		lines = append(lines, l)
+	}
+	msg := strings.Join(lines, "; ")
+	const most = 400
+	if len(msg) > most {
+		msg = "..." + msg[len(msg)-most:]
+	}
+	if msg == "" {
+		return status
+	}
+	return msg + " (" + status + ")"
 }
 
 // isAncestor reports whether old is new or one of its ancestors; false
