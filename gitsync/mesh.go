@@ -170,7 +170,7 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	fctx, w, stop := watchIdle(ctx, opts.Timeout)
+	fctx, w, stop := watchIdle(ctx, opts.Timeout, opts.Bounds)
 	defer stop()
 	wr, err := dial(u, auth, w, opts.Dial)
 	if err != nil {
@@ -202,7 +202,7 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 		// pointing at tokens and credential helpers would mislead.
 		return plumbing.ZeroHash, false, errors.New("refuses this machine (403: it serves its own user's machines and the tags in its tailnet_allow_tags)")
 	case w.Stalled():
-		return plumbing.ZeroHash, false, fmt.Errorf("no data for %s", opts.Timeout)
+		return plumbing.ZeroHash, false, errors.New(w.Reason())
 	default:
 		return plumbing.ZeroHash, false, err
 	}

@@ -11,13 +11,16 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/revlist"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/server"
@@ -37,13 +40,68 @@ type Authorizer interface {
 // small notes repository are a few KB).
 const MaxRequestBody = 1 << 20
 
+// MaxConcurrentPacks bounds the packs Handler builds at once; other
+// fetches wait for a turn. go-git's pack encoder holds every object of
+// the pack it builds (the delta search reads them all) and the storage
+// an object cache, so each fetch of a 5,000-note memory took tens of MB
+// and 30 at once took the server's heap past 700 MB; two cores build no
+// faster with more than a few at once anyway.
+const MaxConcurrentPacks = 4
+
+// serveObjectCache is the object cache of one fetch's storage: go-git's
+// default (96 MiB) is meant for one long-lived repository, not for one
+// per request.
+const serveObjectCache = 8 << 20
+
 // Handler serves one repository read-only over git smart HTTP. Push
 // (receive-pack) is always refused.
 type Handler struct {
-	GitDir  string // the repository's .git directory
-	Auth    Authorizer
-	Log     *slog.Logger
-	Timeout time.Duration // per request (default 60 s)
+	GitDir string // the repository's .git directory
+	Auth   Authorizer
+	Log    *slog.Logger
+	// Timeout bounds a request's silence, not its length: a fetch fails
+	// when one write of the pack does not go through for this long
+	// (default 60 s), so a peer on a slow link gets a memory of any size
+	// and one that stops reading frees its turn. A write may wait while
+	// the kernel's send buffer drains (up to a third of 4 MB on Linux):
+	// keep it well above that at the slowest link served. Waiting for a
+	// turn (MaxPacks) is bounded by it too.
+	Timeout time.Duration
+	// MaxPacks bounds the packs built at once (default
+	// MaxConcurrentPacks).
+	MaxPacks int
+
+	slotsOnce sync.Once
+	slots     chan struct{}
+}
+
+func (h *Handler) timeout() time.Duration {
+	if h.Timeout <= 0 {
+		return 60 * time.Second
+	}
+	return h.Timeout
+}
+
+// turn waits for one of the MaxPacks turns to build a pack, for at most
+// the timeout; release gives it back.
+func (h *Handler) turn(ctx context.Context) (release func(), err error) {
+	h.slotsOnce.Do(func() {
+		n := h.MaxPacks
+		if n <= 0 {
+			n = MaxConcurrentPacks
+		}
+		h.slots = make(chan struct{}, n)
+	})
+	t := time.NewTimer(h.timeout())
+	defer t.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return func() { <-h.slots }, nil
+	case <-t.C:
+		return nil, fmt.Errorf("all %d turns busy for %s", cap(h.slots), h.timeout())
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (h *Handler) log() *slog.Logger {
@@ -54,13 +112,11 @@ func (h *Handler) log() *slog.Logger {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	timeout := h.Timeout
-	if timeout <= 0 {
-		timeout = 60 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	// Authorization and the advertisement are small: a total bound. The
+	// pack is bounded by silence (see uploadPack).
+	actx, cancel := context.WithTimeout(r.Context(), h.timeout())
 	defer cancel()
-	who, err := h.Auth.Authorize(ctx, r.RemoteAddr)
+	who, err := h.Auth.Authorize(actx, r.RemoteAddr)
 	if err != nil {
 		h.log().Warn("refused", "remote", r.RemoteAddr, "path", r.URL.Path, "reason", err)
 		http.Error(w, "forbidden", http.StatusForbidden)
@@ -73,9 +129,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "read-only: only git-upload-pack is served", http.StatusForbidden)
 			return
 		}
-		h.advertise(ctx, w, who)
+		h.advertise(actx, w, who)
 	case strings.HasSuffix(path, "/git-upload-pack") && r.Method == http.MethodPost:
-		h.uploadPack(ctx, w, r, who)
+		h.uploadPack(r.Context(), w, r, who)
 	case strings.HasSuffix(path, "/git-receive-pack"):
 		h.log().Warn("push refused", "remote", r.RemoteAddr, "who", who)
 		http.Error(w, "read-only: nobody writes into another machine's memory; it fetches from you instead", http.StatusForbidden)
@@ -85,7 +141,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) session() (transport.UploadPackSession, *filesystem.Storage, error) {
-	st := filesystem.NewStorage(osfs.New(h.GitDir), cache.NewObjectLRUDefault())
+	st := filesystem.NewStorage(osfs.New(h.GitDir), cache.NewObjectLRU(serveObjectCache))
 	srv := server.NewServer(loader{servedRefs{st}})
 	ep, err := transport.NewEndpoint("/")
 	if err != nil {
@@ -173,21 +229,80 @@ func (h *Handler) uploadPack(ctx context.Context, w http.ResponseWriter, r *http
 		pktline.NewEncoder(w).Encodef("NAK\n")
 		return
 	}
-	if _, err := sess.AdvertisedReferencesContext(ctx); err != nil {
-		h.fail(w, "advertise refs", err)
+	release, err := h.turn(ctx)
+	if err != nil {
+		h.log().Warn("upload-pack: no turn", "who", who, "err", err)
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "busy: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	resp, err := sess.UploadPack(ctx, req)
+	defer release()
+	ctx, iw, stop := h.watchWrites(ctx, w)
+	defer stop()
+	// go-git's own UploadPack searches a delta window of 10 over every
+	// object before the first byte goes out (seconds of silence and tens
+	// of MB for a few thousand notes); notes rarely delta against each
+	// other, so the pack is written as the objects are read (window 0,
+	// as our pushes do), the same bytes go-git sends otherwise: NAK, then
+	// the pack without a sideband (go-git's server offers none).
+	objs, err := objectsToSend(st, req)
 	if err != nil {
 		h.log().Warn("upload-pack", "who", who, "err", err)
 		http.Error(w, "upload-pack: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	defer resp.Close()
-	if err := resp.Encode(w); err != nil {
+	if err := pktline.NewEncoder(iw).Encodef("NAK\n"); err != nil {
 		h.log().Warn("send pack", "who", who, "err", err)
+		return
+	}
+	if _, err := packfile.NewEncoder(iw, st, false).Encode(objs, 0); err != nil {
+		h.log().Warn("send pack", "who", who, "err", err, "silent", iw.Stalled(), "canceled", ctx.Err() != nil)
 	}
 }
+
+// objectsToSend lists what a fetch gets: the objects reachable from its
+// wants and not from its haves (which parseUploadRequest kept only when
+// this repository has them).
+func objectsToSend(st storer.EncodedObjectStorer, req *packp.UploadPackRequest) ([]plumbing.Hash, error) {
+	if len(req.Shallows) > 0 || req.Depth != nil && !req.Depth.IsZero() {
+		return nil, errors.New("shallow fetches are not served")
+	}
+	haves, err := revlist.Objects(st, req.Haves, nil)
+	if err != nil {
+		return nil, err
+	}
+	return revlist.Objects(st, req.Wants, haves)
+}
+
+// idleResponse is a response whose writes are bounded by silence: each
+// write must finish within the timeout (a write deadline pushed forward
+// as data moves), and the context ends once nothing was written for the
+// timeout (go-git building the pack, or a client that stopped reading).
+type idleResponse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	watch   *idleWatch
+}
+
+func (h *Handler) watchWrites(ctx context.Context, w http.ResponseWriter) (context.Context, *idleResponse, func()) {
+	wctx, watch, stop := watchIdle(ctx, h.timeout(), Bounds{ProgressOnly: time.Duration(1<<63 - 1)})
+	return wctx, &idleResponse{w: w, rc: http.NewResponseController(w), timeout: h.timeout(), watch: watch}, stop
+}
+
+func (r *idleResponse) Write(p []byte) (int, error) {
+	// Not every ResponseWriter has deadlines (a test recorder); the
+	// watch still ends the context.
+	_ = r.rc.SetWriteDeadline(time.Now().Add(r.timeout))
+	n, err := r.w.Write(p)
+	if n > 0 {
+		r.watch.touchData()
+	}
+	return n, err
+}
+
+// Stalled reports whether the response was cut for silence.
+func (r *idleResponse) Stalled() bool { return r.watch.Stalled() }
 
 func (h *Handler) fail(w http.ResponseWriter, what string, err error) {
 	h.log().Error(what, "err", err)

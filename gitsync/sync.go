@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -27,6 +26,9 @@ type Options struct {
 	// peers): a tailscaled in userspace mode is the only way to this
 	// machine's tailnet peers. The hub is always reached directly.
 	Dial DialFunc
+	// Bounds limit what the hub and peers may send (see MaxPackBytes and
+	// the other bounds); zero fields take the defaults.
+	Bounds Bounds
 }
 
 func (o *Options) defaults() {
@@ -183,7 +185,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 // when it is), and its hash (zero when the remote is empty or has no
 // such branch yet).
 func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branch, why string, fetched bool, head plumbing.Hash, err error) {
-	fctx, w, stop := watchIdle(ctx, opts.Timeout)
+	fctx, w, stop := watchIdle(ctx, opts.Timeout, opts.Bounds)
 	defer stop()
 	wr, err := dial(opts.Remote, auth, w, nil)
 	if err != nil {
@@ -214,7 +216,7 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branc
 	switch {
 	case err == nil:
 	case w.Stalled():
-		return "", "", false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: no data for %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
+		return "", "", false, plumbing.ZeroHash, fmt.Errorf("fetch from %s: %s; local notes are committed", Redact(opts.Remote), w.Reason())
 	default:
 		return "", "", false, plumbing.ZeroHash, networkError("fetch from", opts.Remote, err)
 	}
@@ -231,13 +233,14 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branc
 // push sends main to the hub's branch. retry reports a rejection that
 // another fetch and merge can fix (someone pushed first).
 func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch string, local plumbing.Hash) (pushed, retry bool, err error) {
-	pctx, w, stop := watchIdle(ctx, opts.Timeout)
+	pctx, w, stop := watchIdle(ctx, opts.Timeout, opts.Bounds)
 	defer stop()
 	wr, err := dial(opts.Remote, auth, w, nil)
 	if err != nil {
 		return false, false, err
 	}
 	defer wr.close()
+	var refused *pushRefusal
 	err = auth.do(pctx, func(a transport.AuthMethod) error {
 		var err error
 		pushed, err = boundedValue(pctx, func() (bool, error) { return wr.pushBranch(pctx, g.r.Storer, a, branch, local) })
@@ -255,8 +258,12 @@ func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch 
 		return pushed, false, nil
 	case errors.Is(err, errNonFastForward) || isRejection(err):
 		return false, true, nil
+	case errors.As(err, &refused):
+		// Anything else the hub refused (a hook, fsck, a protected
+		// branch) stays refused however often we fetch and merge.
+		return false, false, fmt.Errorf("push to %s: the hub refused: %s; local notes are committed", Redact(opts.Remote), refused)
 	case w.Stalled():
-		return false, false, fmt.Errorf("push to %s: no data for %s; local notes are committed", Redact(opts.Remote), opts.Timeout)
+		return false, false, fmt.Errorf("push to %s: %s; local notes are committed", Redact(opts.Remote), w.Reason())
 	default:
 		return false, false, networkError("push to", opts.Remote, err)
 	}
@@ -337,14 +344,15 @@ func boundedValue[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	}
 }
 
+// isRejection reports a refusal of a push that another round fixes:
+// the hub's branch moved (see pushRefusal.stale). Any other refusal is
+// the hub's policy and is reported, not retried.
 func isRejection(err error) bool {
-	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"non-fast-forward", "fetch first", "failed to update ref", "rejected", "not updated", "cannot lock ref"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
+	var r *pushRefusal
+	if errors.As(err, &r) {
+		return r.stale()
 	}
-	return false
+	return (&pushRefusal{status: err.Error()}).stale() // a transport's own error text
 }
 
 // ChangedPaths lists the paths whose content differs between two commits
@@ -377,7 +385,7 @@ func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Durati
 	if err != nil {
 		return err
 	}
-	rctx, w, stop := watchIdle(ctx, timeout)
+	rctx, w, stop := watchIdle(ctx, timeout, Bounds{})
 	defer stop()
 	wr, err := dial(remote, auth, w, nil)
 	if err != nil {
@@ -395,7 +403,7 @@ func (g *Repo) Reachable(ctx context.Context, remote string, timeout time.Durati
 	case err == nil, errors.Is(err, transport.ErrEmptyRemoteRepository):
 		return nil
 	case w.Stalled():
-		return fmt.Errorf("no data for %s", timeout)
+		return errors.New(w.Reason())
 	case errors.As(err, &aerr):
 		return aerr
 	case errors.Is(err, transport.ErrRepositoryNotFound):

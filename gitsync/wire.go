@@ -37,25 +37,33 @@ import (
 
 // idleWatch cancels a transfer once no data has moved for timeout: a
 // large first sync over a slow link takes as long as it takes, a hub
-// that stops answering is given up on after timeout of silence.
+// that stops answering is given up on after timeout of silence. It keeps
+// a second clock for the transfer's payload (pack data, fetched or
+// pushed): a remote's progress messages keep the first clock going but
+// not the second, so a remote that sends nothing but progress is given
+// up on after bounds.ProgressOnly.
 type idleWatch struct {
-	timeout time.Duration
-	last    atomic.Int64 // UnixNano of the last progress
-	stalled atomic.Bool
-	cancel  context.CancelFunc
+	timeout  time.Duration
+	bounds   Bounds
+	last     atomic.Int64 // UnixNano of the last bytes moved
+	lastData atomic.Int64 // UnixNano of the last payload bytes moved
+	stalled  atomic.Bool
+	reason   atomic.Pointer[string]
+	cancel   context.CancelFunc
 
 	mu    sync.Mutex
 	conns map[*idleConn]struct{}
 }
 
 // watchIdle returns a context that ends when ctx does or when the watch
-// sees no progress for timeout, and a stop function to call when the
-// transfer is over.
-func watchIdle(ctx context.Context, timeout time.Duration) (context.Context, *idleWatch, func()) {
+// sees no progress for timeout (or only progress messages for
+// bounds.ProgressOnly), and a stop function to call when the transfer is
+// over.
+func watchIdle(ctx context.Context, timeout time.Duration, bounds Bounds) (context.Context, *idleWatch, func()) {
 	wctx, cancel := context.WithCancel(ctx)
-	w := &idleWatch{timeout: timeout, cancel: cancel, conns: map[*idleConn]struct{}{}}
-	w.touch()
-	tick := min(max(timeout/10, 10*time.Millisecond), time.Second)
+	w := &idleWatch{timeout: timeout, bounds: bounds.withDefaults(), cancel: cancel, conns: map[*idleConn]struct{}{}}
+	w.touchData()
+	tick := min(max(min(timeout, w.bounds.ProgressOnly)/10, 10*time.Millisecond), time.Second)
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(tick)
@@ -68,11 +76,19 @@ func watchIdle(ctx context.Context, timeout time.Duration) (context.Context, *id
 				return
 			case <-t.C:
 				w.pollSendQueues()
-				if time.Since(time.Unix(0, w.last.Load())) >= w.timeout {
-					w.stalled.Store(true)
-					cancel()
-					return
+				var why string
+				switch {
+				case time.Since(time.Unix(0, w.last.Load())) >= w.timeout:
+					why = fmt.Sprintf("no data for %s", w.timeout)
+				case time.Since(time.Unix(0, w.lastData.Load())) >= w.bounds.ProgressOnly:
+					why = fmt.Sprintf("only progress messages and no data for %s", w.bounds.ProgressOnly)
+				default:
+					continue
 				}
+				w.reason.Store(&why)
+				w.stalled.Store(true)
+				cancel()
+				return
 			}
 		}
 	}()
@@ -83,8 +99,24 @@ func watchIdle(ctx context.Context, timeout time.Duration) (context.Context, *id
 // touch records progress: bytes moved.
 func (w *idleWatch) touch() { w.last.Store(time.Now().UnixNano()) }
 
+// touchData records payload moved (which is also progress).
+func (w *idleWatch) touchData() {
+	now := time.Now().UnixNano()
+	w.last.Store(now)
+	w.lastData.Store(now)
+}
+
 // Stalled reports whether the watch ended the transfer.
 func (w *idleWatch) Stalled() bool { return w.stalled.Load() }
+
+// Reason says why the watch ended the transfer, in a few words ("no data
+// for 1m0s"); "" while it has not.
+func (w *idleWatch) Reason() string {
+	if r := w.reason.Load(); r != nil {
+		return *r
+	}
+	return ""
+}
 
 // pollSendQueues counts bytes leaving the kernel's send buffer as
 // progress: a push hands its whole pack to the socket at once (loopback
@@ -99,7 +131,7 @@ func (w *idleWatch) pollSendQueues() {
 			continue
 		}
 		if q < c.queued {
-			w.touch()
+			w.touchData() // a pushed pack draining
 		}
 		c.queued = q
 	}
@@ -161,25 +193,68 @@ func (c *idleConn) Close() error {
 // progressReader and progressWriter count data through the transport's
 // own streams (pack data, the server's progress messages) as progress:
 // that is what the watch sees for ssh and local hubs, whose connections
-// go-git makes itself.
+// go-git makes itself. A progressReader over a pack (data) moves the
+// payload clock too; progress messages never do.
 type progressReader struct {
-	r io.Reader
-	w *idleWatch
+	r    io.Reader
+	w    *idleWatch
+	data bool
 }
 
 func (p progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	if n > 0 {
-		p.w.touch()
+		if p.data {
+			p.w.touchData()
+		} else {
+			p.w.touch()
+		}
 	}
 	return n, err
 }
 
-type progressWriter struct{ w *idleWatch }
+// progressWriter takes the server's progress messages (sideband channel
+// 2): they show the server alive, and keep is where the last of them are
+// kept (a push's refusal by a hook is explained there), when set.
+type progressWriter struct {
+	w    *idleWatch
+	keep *tailBuffer
+}
 
 func (p progressWriter) Write(b []byte) (int, error) {
 	p.w.touch()
+	if p.keep != nil {
+		p.keep.Write(b)
+	}
 	return len(b), nil
+}
+
+// tailBuffer keeps the last max bytes written to it: what a hub said
+// before it refused a push, however much it said.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) > t.max {
+		p = p[len(p)-t.max:]
+	}
+	if over := len(t.b) + len(p) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	t.b = append(t.b, p...)
+	return n, nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
 
 // DialFunc opens a connection like net.Dialer.DialContext.
@@ -342,19 +417,20 @@ func (wr *wire) fetchBranch(ctx context.Context, st storage.Storer, auth transpo
 		return branch, plumbing.ZeroHash, false, err
 	}
 	defer resp.Close()
-	var r io.Reader = progressReader{resp, wr.watch}
+	var r io.Reader = progressReader{r: resp, w: wr.watch}
 	// The server's progress lines ("Counting objects") are not asked
-	// away: while it prepares a large pack they are the only sign of life.
+	// away: while it prepares a large pack they are the only sign of life
+	// (for bounds.ProgressOnly at most; see idleWatch).
 	if req.Capabilities.Supports(capability.Sideband64k) {
 		d := sideband.NewDemuxer(sideband.Sideband64k, r)
-		d.Progress = progressWriter{wr.watch}
+		d.Progress = progressWriter{w: wr.watch}
 		r = d
 	} else if req.Capabilities.Supports(capability.Sideband) {
 		d := sideband.NewDemuxer(sideband.Sideband, r)
-		d.Progress = progressWriter{wr.watch}
+		d.Progress = progressWriter{w: wr.watch}
 		r = d
 	}
-	if err := packfile.UpdateObjectStorage(st, r); err != nil {
+	if err := storePack(st, r, defaultPackLimits(wr.watch.bounds), wr.watch.touchData); err != nil {
 		return branch, plumbing.ZeroHash, false, err
 	}
 	return branch, want, true, nil
@@ -450,6 +526,18 @@ func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transpor
 		}
 	}
 	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
+	// With a sideband, the hub's hooks and fsck speak on channel 2, where
+	// their reason for a refusal is kept (without it, git sends it to a
+	// stderr nobody reads).
+	switch {
+	case ar.Capabilities.Supports(capability.Sideband64k):
+		err = req.Capabilities.Set(capability.Sideband64k)
+	case ar.Capabilities.Supports(capability.Sideband):
+		err = req.Capabilities.Set(capability.Sideband)
+	}
+	if err != nil {
+		return false, fmt.Errorf("push request: %w", err)
+	}
 	req.Commands = []*packp.Command{{Name: target, Old: old, New: local}}
 	var known []plumbing.Hash
 	for _, h := range adv.refs {
@@ -470,19 +558,89 @@ func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transpor
 		pw.CloseWithError(err)
 		encoded <- err
 	}()
-	req.Packfile = io.NopCloser(progressReader{pr, wr.watch})
+	req.Packfile = io.NopCloser(progressReader{r: pr, w: wr.watch, data: true})
+	said := &tailBuffer{max: 4 << 10} // a hook's or fsck's reason comes as progress messages
+	req.Progress = progressWriter{w: wr.watch, keep: said}
 	rs, err := sess.ReceivePack(ctx, req)
 	pr.Close() // unblocks the encoder if the transport stopped reading
 	if eerr := <-encoded; err == nil && eerr != nil && !errors.Is(eerr, io.ErrClosedPipe) {
 		err = fmt.Errorf("encode pack: %w", eerr)
 	}
-	if err == nil && rs != nil {
-		err = rs.Error()
+	if rs != nil {
+		if rerr := rs.Error(); rerr != nil {
+			return false, newPushRefusal(rerr, said.String())
+		}
 	}
 	if err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// pushRefusal is a hub's answer to a push that it refused: its status
+// for the branch ("pre-receive hook declined", "non-fast-forward") and
+// what it said before (a hook's output, fsck's complaint).
+type pushRefusal struct {
+	status string
+	said   string
+}
+
+func newPushRefusal(status error, said string) *pushRefusal {
+	return &pushRefusal{status: status.Error(), said: said}
+}
+
+// stale reports a refusal that a fetch, merge and push again can fix:
+// someone else moved the branch since the hub's advertisement (git says
+// "non-fast-forward", "fetch first", "stale info", or that the ref is
+// not at the old value any more: "failed to update ref", "cannot lock
+// ref ... is at X but expected Y").
+func (r *pushRefusal) stale() bool {
+	msg := strings.ToLower(r.status)
+	for _, s := range []string{"non-fast-forward", "fetch first", "stale info", "failed to update ref", "cannot lock ref", "failed to lock"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Error is the hub's reason in one line: its messages (the "remote:"
+// lines git shows) then its status, control characters and repeats
+// dropped, cut to a length a terminal line holds.
+func (r *pushRefusal) Error() string {
+	status := r.status
+	// go-git's "command error on refs/heads/main: <status>" and
+	// "unpack error: <status>": the status is the hub's part.
+	if rest, ok := strings.CutPrefix(status, "command error on "); ok {
+		if _, st, ok := strings.Cut(rest, ": "); ok {
+			status = st
+		}
+	}
+	status = strings.TrimPrefix(status, "unpack error: ")
+	var lines []string
+	seen := map[string]bool{}
+	for _, l := range strings.FieldsFunc(r.said, func(c rune) bool { return c == '\n' || c == '\r' }) {
+		l = strings.TrimSpace(strings.Map(func(c rune) rune {
+			if c < ' ' || c == 0x7f {
+				return -1
+			}
+			return c
+		}, l))
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		lines = append(lines, l)
+	}
+	msg := strings.Join(lines, "; ")
+	const most = 400
+	if len(msg) > most {
+		msg = "..." + msg[len(msg)-most:]
+	}
+	if msg == "" {
+		return status
+	}
+	return msg + " (" + status + ")"
 }
 
 // isAncestor reports whether old is new or one of its ancestors; false
