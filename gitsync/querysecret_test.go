@@ -161,8 +161,8 @@ func TestQueryTransportCarriesTheToken(t *testing.T) {
 
 // TestQueryTokenStaysOutOfRepoAndReport: a sync to a remote with a token
 // in its query never writes the token into memory/.git (config included)
-// nor into the report or the error, whether or not the hub accepts the
-// connection (that needs dial to carry the query; see queryTransport).
+// nor into the report or the error, while the query still reaches the
+// hub with every request (dial wraps the transport in withRemoteQuery).
 func TestQueryTokenStaysOutOfRepoAndReport(t *testing.T) {
 	credHome(t)
 	const token = "qtok-51aa09f3"
@@ -178,7 +178,9 @@ func TestQueryTokenStaysOutOfRepoAndReport(t *testing.T) {
 	if strings.Contains(rep.Remote, token) || !strings.Contains(rep.Remote, "?token=***") {
 		t.Errorf("report remote: %q", rep.Remote)
 	}
-	t.Logf("sync: pushed=%v err=%v", rep.Pushed, err)
+	if err != nil || !rep.Pushed {
+		t.Errorf("a hub that takes its token in the query: pushed=%v err=%v", rep.Pushed, err)
+	}
 	noSecretIn(t, a.repo.GitDir(), token)
 	if got := strings.TrimSpace(testutil.Git(t, a.repo.Dir(), "remote", "get-url", "origin")); got != url {
 		t.Errorf("origin is %q, want %q", got, url)

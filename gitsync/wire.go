@@ -297,7 +297,7 @@ func dial(remote string, auth *remoteAuth, w *idleWatch, via DialFunc) (*wire, e
 		if via != nil {
 			ht.Proxy = nil // the dialer is the way to the peer
 		}
-		return &wire{ep: ep, tr: githttp.NewClient(&nethttp.Client{Transport: ht}), watch: w, close: ht.CloseIdleConnections}, nil
+		return &wire{ep: ep, tr: githttp.NewClient(&nethttp.Client{Transport: withRemoteQuery(ht, remote)}), watch: w, close: ht.CloseIdleConnections}, nil
 	}
 	if via != nil {
 		return nil, fmt.Errorf("peer %s: only http(s) peers can be reached through tailscaled", Redact(remote))
