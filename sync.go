@@ -181,6 +181,9 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 		out.Warnings = append(out.Warnings, mesh.warning)
 	}
 	out.Branch, out.BranchNote = rep.Branch, rep.BranchNote
+	for _, p := range homePaths(rep.TooLarge) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s is over %d bytes, the most a note may be: not committed, so not synced (other machines would refuse it)", p, gitsync.MaxBlobSize))
+	}
 	if err == nil {
 		err = discoverErr
 	}

@@ -201,6 +201,14 @@ func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []st
 		if err != nil {
 			return changed, touched, fmt.Errorf("stat %s: %w", abs, err)
 		}
+		if wf.size > MaxBlobSize {
+			// Every other machine refuses a file this large (a note is
+			// at most MaxBlobSize): committing it would stop their syncs.
+			// It stays out of history, its last committed version (if
+			// any) in; the sync's report names it.
+			g.tooLarge = append(g.tooLarge, rel)
+			continue
+		}
 		// Same size and mtime as indexed, and not modified in the same
 		// instant the index was written ("racily clean"): unchanged.
 		if e != nil && e.Stage == 0 && e.Mode == wf.mode && int64(e.Size) == wf.size &&

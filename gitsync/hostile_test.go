@@ -445,3 +445,29 @@ func TestHubMessagesPrintOnOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestOversizedLocalFileIsNotCommitted: a file over MaxBlobSize placed in
+// memory/ by hand is left out of the commit and named in the report, so
+// this machine never publishes what every other machine would refuse
+// (their syncs would stop at it); the rest syncs as usual.
+func TestOversizedLocalFileIsNotCommitted(t *testing.T) {
+	hub := testutil.BareHub(t)
+	a := newMachine(t, "a", hub)
+	b := newMachine(t, "b", hub)
+	rel := a.write(mkNote(a, "fine", "a normal note"))
+	big := filepath.Join(a.repo.Dir(), "semantic", "huge.md")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), MaxBlobSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := a.sync()
+	if len(rep.TooLarge) != 1 || rep.TooLarge[0] != "semantic/huge.md" || !rep.Pushed {
+		t.Fatalf("report: %+v", rep)
+	}
+	b.sync()
+	if _, err := os.Stat(filepath.Join(b.repo.Dir(), rel)); err != nil {
+		t.Fatalf("the normal note did not travel: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(b.repo.Dir(), "semantic", "huge.md")); err == nil {
+		t.Fatal("the oversized file travelled")
+	}
+}

@@ -37,6 +37,10 @@ type Repo struct {
 	machine string
 	now     func() time.Time
 
+	// tooLarge collects the files the last commit left out for their
+	// size (see stageTouched); the caller holds the lock.
+	tooLarge []string
+
 	// beforeMerge runs between fetch and merge; tests use it to edit notes
 	// at the worst moment.
 	beforeMerge func()

@@ -66,6 +66,9 @@ type Report struct {
 	Branch     string       `json:"branch,omitempty"`
 	BranchNote string       `json:"branch_note,omitempty"`
 	Peers      []PeerResult `json:"peers,omitempty"`
+	// TooLarge lists files over MaxBlobSize that were left out of the
+	// commit: other machines refuse such files, so they are not synced.
+	TooLarge []string `json:"too_large,omitempty"`
 }
 
 // Sync runs one cycle: lock, commit local changes, fetch main from the
@@ -98,7 +101,9 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 	rep.Old = before.String()
 	opts.Progress("committing local notes")
+	g.tooLarge = nil
 	head, committed, err := g.CommitAll(ctx)
+	rep.TooLarge = g.tooLarge
 	if err != nil {
 		return rep, fmt.Errorf("commit local notes: %w", err)
 	}
