@@ -431,10 +431,9 @@ func (v *verifier) entries(h plumbing.Hash) ([]treeEntry, error) {
 	return es, nil
 }
 
-// maxTreeObject bounds one tree object: MaxTreeFiles entries of long
-// names is about 140 MB, and a store's largest real tree (one type
-// directory of 100,000 notes) a few MB.
-const maxTreeObject = int64(MaxTreeFiles) * 64
+// maxTreeObject bounds one tree object, as the pack scanner bounds it
+// on the wire (a directory of 100,000 notes is a tree of about 6 MB).
+const maxTreeObject = MaxTreeBytes
 
 // tree checks the tree object h, found at dir (depth = components of a
 // file directly in it), and every tree below it; base is the tree at the
