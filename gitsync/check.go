@@ -31,10 +31,10 @@ const (
 	// MaxNameBytes is the longest name of one tree entry (the common file
 	// system limit).
 	MaxNameBytes = 255
-	// MaxTreeFiles is the most files one commit's tree may list. A store
-	// of 100,000 notes with their conflict copies is far below it; a hub
-	// that serves more is refused before its tree is flattened, so the
-	// memory a merge takes stays bounded (about 200 bytes a path).
+	// MaxTreeFiles is the most files one commit's tree may list, and the
+	// most entries of one directory. A store of 100,000 notes with their
+	// conflict copies is far below it; a merge never holds more paths
+	// than this (about 200 bytes each) in memory.
 	MaxTreeFiles = 500_000
 	// MaxBlobSize is the largest file a checkout writes: a note is at
 	// most note.MaxFileSize, and a larger blob is refused before it is

@@ -228,6 +228,12 @@ func (g *Repo) flatten(treeHash plumbing.Hash) (map[string]entry, error) {
 		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
 			continue
 		}
+		if len(out) == MaxTreeFiles {
+			// Checked commits cannot get here (their directories are
+			// bounded, the pack's objects too); this bounds what a merge
+			// holds in memory for any tree.
+			return nil, fmt.Errorf("tree %s lists more than %d files, more than a store holds", treeHash, MaxTreeFiles)
+		}
 		out[name] = entry{Mode: e.Mode, Hash: e.Hash}
 	}
 	return out, nil
