@@ -163,7 +163,13 @@ func newSSHLab(t *testing.T) *sshLab {
 			go func() {
 				defer c.Close()
 				c.SetDeadline(time.Now().Add(10 * time.Second))
-				if sc, chans, reqs, err := ssh.NewServerConn(c, cfg); err == nil {
+				// Each connection gets a copy: a test changes the
+				// config while an earlier connection may still be in its
+				// handshake.
+				l.mu.Lock()
+				conf := *l.cfg
+				l.mu.Unlock()
+				if sc, chans, reqs, err := ssh.NewServerConn(c, &conf); err == nil {
 					go ssh.DiscardRequests(reqs)
 					for ch := range chans {
 						ch.Reject(ssh.Prohibited, "no sessions here")
@@ -394,7 +400,9 @@ func TestSSHFailuresSayWhatToDo(t *testing.T) {
 	}
 	// A server that hangs up after a few refused keys (OpenSSH's
 	// MaxAuthTries) gets the advice to name the key.
+	l.mu.Lock()
 	l.cfg.MaxAuthTries = 1
+	l.mu.Unlock()
 	k1, k2 := filepath.Join(t.TempDir(), "a1"), filepath.Join(t.TempDir(), "a2")
 	l.keygen(k1, "ed25519")
 	l.keygen(k2, "ed25519")

@@ -356,7 +356,8 @@ func TestWriteWaitsForWritesNotForSyncs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(3*time.Second, func() { lock.Release() })
+	held := lock // the timer releases this one; lock is reused below
+	time.AfterFunc(3*time.Second, func() { held.Release() })
 	r := mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "behind a write", "--body", "osprey"))
 	id := strings.TrimSpace(r.stdout)
 	if r.stderr != "" || !committedIDs(t, home)[id] {

@@ -78,11 +78,15 @@ func (f *fakeNode) peerStatus() *ipnstate.PeerStatus {
 func (f *fakeNode) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/localapi/v0/status":
+		// The test changes peers and their state between commands; the
+		// lock orders those writes before this read (-race).
+		f.net.mu.Lock()
 		st := &ipnstate.Status{BackendState: "Running", TUN: f.tun, Self: f.peerStatus(),
 			TailscaleIPs: []netip.Addr{netip.MustParseAddr(f.ip)}, Peer: map[key.NodePublic]*ipnstate.PeerStatus{}}
 		for _, p := range f.peers {
 			st.Peer[key.NewNode().Public()] = p.peerStatus()
 		}
+		f.net.mu.Unlock()
 		json.NewEncoder(w).Encode(st)
 	case "/localapi/v0/whois":
 		f.net.mu.Lock()
@@ -197,9 +201,11 @@ func TestUserspaceTailnetServeAndSync(t *testing.T) {
 	tn := newTailnetSim()
 	a := tn.node(t, "desk", 1, "100.64.0.1")
 	b := tn.node(t, "laptop", 1, "100.64.0.2")
-	a.peers, b.peers = []*fakeNode{b}, []*fakeNode{a}
 	port := freePort(t)
+	tn.mu.Lock()
+	a.peers, b.peers = []*fakeNode{b}, []*fakeNode{a}
 	tn.forwards["100.64.0.1:7719"] = fmt.Sprintf("127.0.0.1:%d", port)
+	tn.mu.Unlock()
 
 	homeA, homeB := t.TempDir(), t.TempDir()
 	initHome(t, homeA)
@@ -250,9 +256,11 @@ func TestSyncSaysWhenNoPeerIsReachable(t *testing.T) {
 	idle := tn.node(t, "desk", 1, "100.64.0.1")    // online, serves nothing
 	gone := tn.node(t, "nas", 1, "100.64.0.3")     // online, no route
 	other := tn.node(t, "friend", 2, "100.64.0.4") // another user: not asked
-	me.peers = []*fakeNode{idle, gone, other}
 	closed := freePort(t)
+	tn.mu.Lock()
+	me.peers = []*fakeNode{idle, gone, other}
 	tn.forwards["100.64.0.1:7719"] = fmt.Sprintf("127.0.0.1:%d", closed)
+	tn.mu.Unlock()
 
 	home := t.TempDir()
 	initHome(t, home)
@@ -274,8 +282,10 @@ func TestSyncSaysWhenNoPeerIsReachable(t *testing.T) {
 		t.Errorf("local notes not committed:\n%s", out)
 	}
 
+	tn.mu.Lock()
 	idle.offline = true
 	me.peers = []*fakeNode{other, idle}
+	tn.mu.Unlock()
 	r = runCmd(t, env, "", "sync")
 	if r.code != 0 || !strings.Contains(r.stderr, "no peer to fetch from") || !strings.Contains(r.stderr, "(1 offline)") {
 		t.Errorf("nobody to ask: want exit 0 and a warning, got exit %d\n%s%s", r.code, r.stdout, r.stderr)
