@@ -1,6 +1,7 @@
 # anamnesis — cross-machine memory for Claude Code.
 # make install   build and install the CLI (go install ./cmd/anamnesis)
 # make test      gofmt + go vet + staticcheck + every unit and CLI test (what .ci/run runs)
+# make race      every package's tests under the race detector (.ci/run runs it too)
 # make e2e       tests against the real Claude Code CLI, MCP Inspector and tailscaled (.ci/run runs it too)
 # make fuzz      a short run of every fuzz target (.ci/run runs it too)
 # make stress    long fault and load runs (killed syncs, 8 concurrent processes, fuzzing)
@@ -18,7 +19,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop cross release clean
+.PHONY: all build install test race e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop cross release clean
 
 all: build
 
@@ -53,6 +54,12 @@ lint:
 
 test: fmt-check vet lint
 	$(GO) test -count=1 ./...
+
+# Every package's tests under the race detector (-short trims the long
+# property and stress runs; the web UI and the MCP server share one Store
+# across goroutines). .ci/run runs it after make test.
+race:
+	$(GO) test -race -short -count=1 ./...
 
 # A short run of every fuzz target (seeds are in the f.Add calls; go test
 # runs them as ordinary tests too). Budgets are execution counts: a duration

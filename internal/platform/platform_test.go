@@ -105,12 +105,16 @@ func TestLockWaits(t *testing.T) {
 	if err := TryLock(a, true); err != nil {
 		t.Fatal(err)
 	}
+	released := make(chan struct{})
 	go func() {
+		defer close(released)
 		time.Sleep(100 * time.Millisecond)
 		Unlock(a)
 	}()
 	start := time.Now()
-	if err := Lock(b); err != nil {
+	err := Lock(b)
+	<-released // the cleanup closes a: not while the goroutine still uses it
+	if err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d < 50*time.Millisecond {
