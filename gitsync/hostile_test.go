@@ -214,6 +214,19 @@ func sortRaw(es []rawEntry) {
 	}
 }
 
+// attackedHub is a hub and a victim machine that shared one note
+// through it: the hub's main and tree at that point, before the attack.
+func attackedHub(t *testing.T) (hub string, v *machine, good, goodTree string) {
+	t.Helper()
+	hub = testutil.BareHub(t)
+	v = newMachine(t, "victim", hub)
+	v.write(mkNote(v, "first", "shared before the attack"))
+	v.sync()
+	good = strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main"))
+	goodTree = strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main^{tree}"))
+	return hub, v, good, goodTree
+}
+
 func plumbingHash(s string) plumbing.Hash { return plumbing.NewHash(s) }
 
 // outsideUntouched fails if anything appeared in dir.
@@ -237,14 +250,8 @@ func outsideUntouched(t *testing.T, dir string) {
 func TestHostileHubTreesAreRefused(t *testing.T) {
 	for _, tc := range hostileCases() {
 		t.Run(tc.name, func(t *testing.T) {
-			hub := testutil.BareHub(t)
+			hub, v, good, goodTree := attackedHub(t)
 			testutil.Git(t, hub, "config", "receive.fsckObjects", "true")
-			v := newMachine(t, "victim", hub)
-			v.write(mkNote(v, "first", "shared before the attack"))
-			v.sync()
-			good := testutil.Git(t, hub, "rev-parse", "main")
-			good = strings.TrimSpace(good)
-			goodTree := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main^{tree}"))
 
 			outside := t.TempDir()
 			if tc.direct {
@@ -315,12 +322,7 @@ func TestHostileHubTreesAreRefused(t *testing.T) {
 // tip is refused too (its tree would be pushed back with every later
 // merge, and a hub that checks objects would refuse every push forever).
 func TestHostileAncestorPoisonsNothing(t *testing.T) {
-	hub := testutil.BareHub(t)
-	v := newMachine(t, "victim", hub)
-	v.write(mkNote(v, "first", "shared"))
-	v.sync()
-	good := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main"))
-	goodTree := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main^{tree}"))
+	hub, v, good, goodTree := attackedHub(t)
 	bad := commitOf(t, hub, withRootBlob(modeFile, "/x")(t, hub, goodTree, ""), good)
 	tip := commitOf(t, hub, goodTree, bad) // the tip's own tree is fine
 	testutil.Git(t, hub, "update-ref", "refs/heads/main", tip)
@@ -341,12 +343,7 @@ func TestHostileAncestorPoisonsNothing(t *testing.T) {
 // TestHostileCommitHeaderIsRefused: a commit git fsck would refuse (an
 // author without an email) never enters the victim's history.
 func TestHostileCommitHeaderIsRefused(t *testing.T) {
-	hub := testutil.BareHub(t)
-	v := newMachine(t, "victim", hub)
-	v.write(mkNote(v, "first", "shared"))
-	v.sync()
-	good := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main"))
-	goodTree := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main^{tree}"))
+	hub, v, good, goodTree := attackedHub(t)
 	bad := rawCommit(t, hub, "tree "+goodTree+"\nparent "+good+"\nauthor evil 1767225600 +0000\ncommitter evil <e@h> 1767225600 +0000\n\nx\n")
 	testutil.Git(t, hub, "update-ref", "refs/heads/main", bad)
 	_, err := v.repo.Sync(ctx, Options{Remote: hub, Timeout: 20 * time.Second})
@@ -427,12 +424,7 @@ func TestCheckoutNeverWritesThroughALink(t *testing.T) {
 // git CLI's upload-pack dying on a tree with an empty name, whose message
 // ends in a NUL) reaches the user as one line of plain text.
 func TestHubMessagesPrintOnOneLine(t *testing.T) {
-	hub := testutil.BareHub(t)
-	v := newMachine(t, "victim", hub)
-	v.write(mkNote(v, "first", "shared"))
-	v.sync()
-	good := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main"))
-	goodTree := strings.TrimSpace(testutil.Git(t, hub, "rev-parse", "main^{tree}"))
+	hub, v, good, goodTree := attackedHub(t)
 	bad := commitOf(t, hub, withRootBlob(modeFile, "")(t, hub, goodTree, ""), good)
 	testutil.Git(t, hub, "update-ref", "refs/heads/main", bad)
 	_, err := v.repo.Sync(ctx, Options{Remote: hub, Timeout: 20 * time.Second})
