@@ -205,8 +205,12 @@ func (m *sshMachine) agent(keys ...string) {
 		m.t.Fatal(err)
 	}
 	m.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The socket file appears when the agent binds it, a moment before
+	// it listens (ssh-add then got "Connection refused"): wait until a
+	// connection is accepted.
 	for i := 0; i < 250; i++ {
-		if _, err := os.Stat(sock); err == nil {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
