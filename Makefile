@@ -19,7 +19,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test race e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop cross release clean
+.PHONY: all build install test race release-test e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop cross release clean
 
 all: build
 
@@ -51,6 +51,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) -tags e2e ./e2e/
+	$(GO) run $(STATICCHECK) -tags release ./cmd/anamnesis/
 
 test: fmt-check vet lint
 	$(GO) test -count=1 ./...
@@ -60,6 +61,13 @@ test: fmt-check vet lint
 # across goroutines). .ci/run runs it after make test.
 race:
 	$(GO) test -race -short -count=1 ./...
+
+# The release and install check (build tag release): builds a release
+# binary with scripts/release.sh, serves it on loopback and installs it
+# with install.sh. Minutes on a cold cache, so not in make test; .ci/run
+# runs it.
+release-test:
+	$(GO) test -tags release -count=1 -run TestReleaseAndInstallScript ./cmd/anamnesis/
 
 # A short run of every fuzz target (seeds are in the f.Add calls; go test
 # runs them as ordinary tests too). Budgets are execution counts: a duration
