@@ -1,7 +1,6 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,12 +17,9 @@ import (
 // the caller was willing to wait.
 var ErrBusy = errors.New("another anamnesis sync or write is using memory/ (lock held)")
 
-// Lock is an exclusive advisory lock on the repository (flock on Unix,
-// LockFileEx on Windows), so the kernel releases it when the holder
-// exits, even by SIGKILL: there is never a stale lock to clean up by hand.
-type Lock struct {
-	f *os.File
-}
+// Lock is the exclusive lock on the repository (a platform.FileLock on
+// .git/anamnesis.lock): only its holder changes memory/.
+type Lock struct{ l *platform.FileLock }
 
 // lockPath is the lock file inside a repository's .git directory.
 func lockPath(gitDir string) string { return filepath.Join(gitDir, "anamnesis.lock") }
@@ -43,76 +39,41 @@ func Acquire(ctx context.Context, gitDir string, wait time.Duration) (*Lock, err
 // AcquireAs is Acquire recording purpose (PurposeSync, PurposeWrite, or
 // "" for anything else) beside the holder's pid.
 func AcquireAs(ctx context.Context, gitDir string, wait time.Duration, purpose string) (*Lock, error) {
-	p := lockPath(gitDir)
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if wait <= 0 {
+		wait = time.Nanosecond // one try: 0 means "no deadline" below
+	}
+	l, err := platform.AcquireFile(ctx, lockPath(gitDir), platform.LockOptions{Wait: wait,
+		Holder: strings.TrimSpace(strconv.Itoa(os.Getpid()) + " " + purpose)})
+	if errors.Is(err, platform.ErrLockWait) {
+		return nil, fmt.Errorf("%w: %s", ErrBusy, lockPath(gitDir))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("open lock %s: %w", p, err)
+		return nil, err
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		err := platform.TryLock(f, true)
-		if err == nil {
-			// Record the holder for `anamnesis doctor` and for waiters;
-			// informational only. One fixed-width write, no truncate, so a
-			// reader never finds the file empty.
-			f.WriteAt([]byte(fmt.Sprintf("%-31s\n", strings.TrimSpace(strconv.Itoa(os.Getpid())+" "+purpose))), 0)
-			return &Lock{f: f}, nil
-		}
-		if !errors.Is(err, platform.ErrLocked) {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", p, err)
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("%w: %s", ErrBusy, p)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(25 * time.Millisecond):
-		}
-	}
+	return &Lock{l: l}, nil
 }
 
 // Release drops the lock.
 func (l *Lock) Release() error {
-	if l == nil || l.f == nil {
+	if l == nil {
 		return nil
 	}
-	platform.Unlock(l.f)
-	err := l.f.Close()
-	l.f = nil
-	return err
+	return l.l.Release()
 }
 
-// HolderAs is Holder with the purpose the holder recorded ("" if none).
+// HolderAs reports the pid and purpose the lock's holder recorded ("" if
+// none) and whether it is held now.
 func HolderAs(gitDir string) (pid int, purpose string, held bool, err error) {
-	p := lockPath(gitDir)
-	f, err := os.OpenFile(p, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, "", false, nil
-	}
+	holder, held, err := platform.LockHolder(lockPath(gitDir))
 	if err != nil {
-		// On a read-only file system; a lock works on a read-only file too.
-		f, err = os.Open(p)
+		return 0, "", false, err
 	}
-	if err != nil {
-		return 0, "", false, fmt.Errorf("open lock %s: %w", p, err)
-	}
-	defer f.Close()
-	buf := make([]byte, 64)
-	n, _ := f.ReadAt(buf, 0)
-	fields := strings.Fields(string(bytes.TrimRight(buf[:n], "\n \x00")))
+	fields := strings.Fields(holder)
 	if len(fields) > 0 {
 		pid, _ = strconv.Atoi(fields[0])
 	}
 	if len(fields) > 1 {
 		purpose = fields[1]
 	}
-	if err := platform.TryLock(f, true); err != nil {
-		return pid, purpose, true, nil
-	}
-	platform.Unlock(f)
-	return pid, purpose, false, nil
+	return pid, purpose, held, nil
 }
