@@ -12,6 +12,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/claudecode"
+	"github.com/anamnesis-memory/anamnesis/consolidate"
 	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/urfave/cli/v2"
 )
@@ -75,6 +76,12 @@ func failOpen(c *cli.Context, name string) {
 
 func runClaudeHook(c *cli.Context, name string) {
 	defer failOpen(c, name)
+	if os.Getenv(consolidate.HooksOffEnv) == "1" {
+		// A Claude Code run that consolidate started as a plain model: it
+		// must neither see memory nor be captured as a session.
+		readAllLimited(c.App.Reader, "standard input")
+		return
+	}
 	fail := func(err error) { fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err) }
 	in, err := readHookInput(c.Context, c.App.Reader)
 	if err != nil {
