@@ -275,3 +275,9 @@ func (s *Store) ReviewPending(ctx context.Context, id string, accept bool) (run 
 	}
 	return run, s.savePending(slices.Delete(cur, i, i+1))
 }
+
+// ConsolidateBudgetPath is the state file of this machine's daily
+// consolidation spending (consolidate.Budget).
+func (s *Store) ConsolidateBudgetPath() string {
+	return filepath.Join(s.home, "state", "consolidate-budget.json")
+}
