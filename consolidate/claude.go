@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -80,10 +82,11 @@ func (c Claude) Complete(ctx context.Context, req Request) (Reply, error) {
 		path = p
 	}
 	cmd := exec.CommandContext(ctx, path, c.Args(req)...)
-	cmd.Env = append(append([]string(nil), c.Env...), HooksOffEnv+"=1")
-	if c.Env == nil {
-		cmd.Env = append(cmd.Environ(), HooksOffEnv+"=1")
+	env := c.Env
+	if env == nil {
+		env = os.Environ() // the CLI needs the user's login: HOME, ANTHROPIC_*, CLAUDE_CONFIG_DIR
 	}
+	cmd.Env = append(slices.Clone(env), HooksOffEnv+"=1")
 	cmd.Stdin = strings.NewReader(req.User)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -26,6 +26,7 @@ d="$(dirname "$0")"
 : > "$d/argv"
 for a in "$@"; do printf '%s\0' "$a" >> "$d/argv"; done
 printf '%s' "$ANAMNESIS_HOOKS_OFF" > "$d/hooksoff"
+printf '%s' "$FAKE_CLAUDE_LOGIN" > "$d/login"
 cat > "$d/stdin"
 cat "$d/reply.json"
 exit ` + strconv.Itoa(exit) + "\n"
@@ -39,6 +40,7 @@ exit ` + strconv.Itoa(exit) + "\n"
 func TestClaudeBackendRunsWithoutToolsOrHooks(t *testing.T) {
 	dir := fakeClaude(t, `{"type":"result","subtype":"success","is_error":false,"result":"","total_cost_usd":0.0123,
 		"structured_output":{"notes":[{"type":"semantic","title":"Uses make -j2","body":"The machine has two cores."}]}}`, 0)
+	t.Setenv("FAKE_CLAUDE_LOGIN", "user's login")
 	p := newPlanner(t, Claude{MaxBudgetUSD: 0.25}, DefaultLimits())
 	var plan Plan
 	if err := p.Project(context.Background(), "proj", episodics(5), &plan); err != nil {
@@ -64,6 +66,9 @@ func TestClaudeBackendRunsWithoutToolsOrHooks(t *testing.T) {
 	}
 	if off, _ := os.ReadFile(filepath.Join(dir, "hooksoff")); string(off) != "1" {
 		t.Errorf("%s=%q in the CLI's environment", HooksOffEnv, off)
+	}
+	if login, _ := os.ReadFile(filepath.Join(dir, "login")); string(login) != "user's login" {
+		t.Errorf("the CLI did not get this process's environment: %q", login)
 	}
 	stdin, _ := os.ReadFile(filepath.Join(dir, "stdin"))
 	if !strings.Contains(string(stdin), "## session 4") || strings.Contains(string(stdin), "hunter2secret") {
