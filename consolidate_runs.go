@@ -281,3 +281,38 @@ func (s *Store) ReviewPending(ctx context.Context, id string, accept bool) (run 
 func (s *Store) ConsolidateBudgetPath() string {
 	return filepath.Join(s.home, "state", "consolidate-budget.json")
 }
+
+// PendingView is a pending proposal with what it would replace, for a
+// reviewer to compare.
+type PendingView struct {
+	Pending
+	Description string         `json:"description"`
+	Replaces    []ReplacedNote `json:"replaces,omitempty"`
+}
+
+// ReplacedNote is a note a proposal would supersede, as it is now.
+type ReplacedNote struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
+// PendingViews lists the pending proposals beside the notes they would
+// replace (a note gone since is left out).
+func (s *Store) PendingViews(ctx context.Context) ([]PendingView, error) {
+	pend, err := s.PendingProposals()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PendingView, 0, len(pend))
+	for _, p := range pend {
+		v := PendingView{Pending: p, Description: DescribeProposal(p.Proposal)}
+		for _, id := range p.Proposal.Supersedes {
+			if n, _, err := s.Get(ctx, id); err == nil {
+				v.Replaces = append(v.Replaces, ReplacedNote{ID: id, Title: n.Title, Body: n.Body})
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

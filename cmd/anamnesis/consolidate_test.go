@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/consolidate"
+	"github.com/anamnesis-memory/anamnesis/index"
 )
 
 // reflectingServer is an OpenAI-compatible endpoint whose every reply
@@ -119,5 +124,53 @@ func TestConsolidateWithClaudeCLI(t *testing.T) {
 	}
 	if st := mustOK(t, runCmd(t, env, "", "status")).stdout; !strings.Contains(st, "$0.0200") {
 		t.Fatalf("status:\n%s", st)
+	}
+}
+
+// distiller is a Model for in-process tests: every reflection is one note.
+type distiller struct{}
+
+func (distiller) Name() string { return "test/distiller" }
+func (distiller) Complete(context.Context, consolidate.Request) (consolidate.Reply, error) {
+	return consolidate.Reply{Text: `[{"type":"semantic","title":"Distilled routine","body":"heron deploy window, kestrel cache flush, osprey schema migration, plover lint rules, wren release notes"}]`}, nil
+}
+
+func TestMCPReview(t *testing.T) {
+	cs, s := mcpSession(t)
+	ctx := context.Background()
+	for _, topic := range []string{"heron deploy window", "kestrel cache flush", "osprey schema migration", "plover lint rules", "wren release notes"} {
+		if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "episodic", Project: "proj", Title: "session: " + topic, Body: "Outcome: settled the " + topic + " with make -j2 on the box"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &consolidate.Budget{Limits: consolidate.DefaultLimits(), Path: filepath.Join(t.TempDir(), "b.json")}
+	if _, err := s.Consolidate(ctx, anamnesis.ConsolidateOptions{Planner: &consolidate.Planner{Model: distiller{}, Budget: b}, Review: true}); err != nil {
+		t.Fatal(err)
+	}
+	res, text := call(t, cs, "memory_review", map[string]any{})
+	var out struct {
+		Pending []struct {
+			ID          string
+			Description string
+			Replaces    []struct{ Title string }
+		}
+	}
+	if res.IsError || json.Unmarshal([]byte(text), &out) != nil || len(out.Pending) != 1 || len(out.Pending[0].Replaces) != 5 ||
+		!strings.Contains(out.Pending[0].Description, "Distilled routine") {
+		t.Fatalf("list: %s", text)
+	}
+	if res, text := call(t, cs, "memory_review", map[string]any{"action": "accept", "id": "nope"}); !res.IsError {
+		t.Fatalf("accepted an unknown id: %s", text)
+	}
+	res, text = call(t, cs, "memory_review", map[string]any{"action": "accept", "id": out.Pending[0].ID})
+	if res.IsError || !strings.Contains(text, `"run"`) {
+		t.Fatalf("accept: %s", text)
+	}
+	hits, _ := s.Search(ctx, "Distilled routine", index.Filter{})
+	if len(hits) == 0 || hits[0].Title != "Distilled routine" {
+		t.Fatalf("accepted note not found: %v", hits)
+	}
+	if _, text = call(t, cs, "memory_review", map[string]any{}); strings.Contains(text, "Distilled") {
+		t.Fatalf("still pending: %s", text)
 	}
 }
