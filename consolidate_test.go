@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -358,5 +359,73 @@ func TestBudgetStateIsShared(t *testing.T) {
 	var spent consolidate.Spent
 	if json.Unmarshal(data, &spent) != nil || spent.Calls != 1 {
 		t.Fatalf("state %s", data)
+	}
+}
+
+// pythonReader is the Python tool's _deserialize (inventory §4.3) plus the
+// CHECK its SQLite schema puts on prov_source: it prints one JSON line per
+// note file, or fails.
+const pythonReader = `
+import json, sys, yaml
+for path in sys.argv[1:]:
+    text = open(path, encoding="utf-8").read()
+    if not text.startswith("---\n"):
+        raise ValueError("memory file missing YAML front-matter")
+    front, _, body = text[4:].partition("\n---\n")
+    meta = yaml.safe_load(front) or {}
+    m = {k: meta[k] for k in ("id", "type", "title")}
+    m["prov_source"] = meta.get("prov_source", "human")
+    assert m["prov_source"] in ("human", "session-end", "reflection", "import", "merge"), m["prov_source"]
+    m["confidence"] = float(meta.get("confidence", 1.0))
+    sup = meta.get("supersedes")
+    m["supersedes"] = [] if sup is None else [sup] if isinstance(sup, str) else [str(v) for v in sup]
+    m["tags"] = list(meta.get("tags") or [])
+    for k in ("created_at", "updated_at", "prov_model"):
+        assert isinstance(meta.get(k, ""), str), (k, meta.get(k))
+    print(json.dumps(m))
+`
+
+// TestPythonToolReadsConsolidatedNotes: the files a run writes and edits
+// load in the Python tool's reader with the values its schema accepts.
+func TestPythonToolReadsConsolidatedNotes(t *testing.T) {
+	if err := exec.Command("python3", "-c", "import yaml").Run(); err != nil {
+		t.Skip("python3 with PyYAML is not installed")
+	}
+	s, _ := openHome(t, t.TempDir())
+	eps := writeSessions(t, s, "proj")
+	var facts []string
+	for _, body := range []string{"the heron deploy window is tuesday", "the heron deploy window is tuesday morning"} {
+		n, _, _ := s.Write(ctx, WriteRequest{Type: note.TypeSemantic, Project: "proj", Title: body, Body: body})
+		facts = append(facts, n.ID)
+	}
+	m := &scripted{name: "deepseek/deepseek-chat", reflect: goodReflection, merge: func(string) string {
+		return fmt.Sprintf(`[{"action":"synthesize","type":"semantic","title":"Heron deploys","body":"the heron deploy window is tuesday morning","superseded_ids":[%q,%q]}]`, facts[0], facts[1])
+	}}
+	p := planner(t, m)
+	p.MinDurable = 2
+	rep, err := s.Consolidate(ctx, ConsolidateOptions{Planner: p, Apply: true, NoGate: true})
+	if err != nil || len(rep.Applied) != 2 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(s.memory.Root, "*", "*.md"))
+	out, err := exec.Command("python3", append([]string{"-c", pythonReader}, files...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the Python reader failed: %v\n%s", err, out)
+	}
+	byID := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m map[string]any
+		json.Unmarshal([]byte(line), &m)
+		byID[m["id"].(string)] = m
+	}
+	for _, a := range rep.Applied {
+		got := byID[a.ID]
+		want := map[string]string{consolidate.KindReflect: "reflection", consolidate.KindSynthesize: "merge"}[a.Kind]
+		if got["prov_source"] != want || got["confidence"] != 0.6 || len(got["supersedes"].([]any)) != len(a.Supersedes) {
+			t.Errorf("%s as Python reads it: %v", a.Kind, got)
+		}
+	}
+	if tags := fmt.Sprint(byID[eps[0]]["tags"]); !strings.Contains(tags, "reflected") {
+		t.Errorf("source's tags as Python reads them: %s", tags)
 	}
 }
