@@ -49,6 +49,9 @@ type ConsolidateReport struct {
 	Pending []string `json:"pending,omitempty"`
 }
 
+// NoModel labels a run that needed no model (dedup alone).
+const NoModel = "no model (dedup)"
+
 // consolidateSubject starts the message of every run's commit; --log
 // finds runs by it.
 const (
@@ -91,6 +94,9 @@ func (s *Store) Consolidate(ctx context.Context, opts ConsolidateOptions) (Conso
 	}
 	if len(accepted) == 0 {
 		return rep, nil
+	}
+	if rep.Plan.Model == "" {
+		rep.Plan.Model = NoModel
 	}
 	if opts.Review {
 		rep.Pending, err = s.addPending(accepted, rep.Plan.Model)

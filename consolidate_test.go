@@ -429,3 +429,27 @@ func TestPythonToolReadsConsolidatedNotes(t *testing.T) {
 		t.Errorf("source's tags as Python reads them: %s", tags)
 	}
 }
+
+// TestDedupWithoutAModel: identical bodies are superseded by the oldest
+// copy with no model configured, and the run names that.
+func TestDedupWithoutAModel(t *testing.T) {
+	s, _ := openHome(t, t.TempDir())
+	var ids []string
+	for range 3 {
+		n, _, err := s.Write(ctx, WriteRequest{Type: note.TypeSemantic, Project: "proj", Title: "tabs", Body: "The user prefers tabs."})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, n.ID)
+	}
+	rep, err := s.Consolidate(ctx, ConsolidateOptions{Planner: &consolidate.Planner{Budget: &consolidate.Budget{Path: filepath.Join(t.TempDir(), "b")}}, Apply: true})
+	if err != nil || len(rep.Applied) != 1 || rep.Applied[0].Kind != consolidate.KindDedup || rep.Applied[0].ID != ids[0] {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if live := liveIDs(t, s, "proj"); len(live) != 1 || live[0] != ids[0] {
+		t.Fatalf("live %v", live)
+	}
+	if msg := testutil.Git(t, s.memory.Root, "log", "-1", "--format=%s"); !strings.Contains(msg, "by "+NoModel) {
+		t.Fatalf("message %q", msg)
+	}
+}
