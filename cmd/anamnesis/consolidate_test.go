@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/consolidate"
@@ -172,5 +173,43 @@ func TestMCPReview(t *testing.T) {
 	}
 	if _, text = call(t, cs, "memory_review", map[string]any{}); strings.Contains(text, "Distilled") {
 		t.Fatalf("still pending: %s", text)
+	}
+}
+
+// TestAutoConsolidateAfterSessionEnd: with automatic runs on, SessionEnd
+// starts a detached `consolidate --apply` for the session's project; off
+// (the default), it starts none.
+func TestAutoConsolidateAfterSessionEnd(t *testing.T) {
+	for _, auto := range []bool{false, true} {
+		home := t.TempDir()
+		awaitDetached(t, home)
+		var calls atomic.Int32
+		env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest",
+			"ANAMNESIS_REFLECTION_PROVIDER=local", "ANAMNESIS_REFLECTION_MODEL=fake-7b",
+			"ANAMNESIS_REFLECTION_BASE_URL="+reflectingServer(t, &calls), "ANAMNESIS_REFLECTION_API_KEY=none")
+		if auto {
+			env = append(env, "ANAMNESIS_REFLECT_AUTO=1")
+		}
+		for _, topic := range []string{"heron deploy window", "kestrel cache flush", "osprey schema migration", "plover lint rules", "wren release notes"} {
+			mustOK(t, runCmd(t, env, "", "write", "--type", "episodic", "--project", "proj", "--title", "session: "+topic,
+				"--body", "Outcome: settled the "+topic+" with make -j2 on the build box"))
+		}
+		dir := filepath.Join(t.TempDir(), "proj")
+		os.MkdirAll(filepath.Join(dir, ".anamnesis"), 0o755)
+		os.WriteFile(filepath.Join(dir, ".anamnesis", "project"), []byte("proj\n"), 0o644)
+		tr := filepath.Join(t.TempDir(), "t.jsonl")
+		os.WriteFile(tr, []byte(`{"type":"user","sessionId":"auto1","message":{"role":"user","content":"remember the heron deploy window moved to tuesday"}}`+"\n"), 0o644)
+		r := mustOK(t, runCmd(t, env, `{"session_id":"auto1","transcript_path":"`+tr+`","cwd":"`+dir+`"}`, "hook", "session-end"))
+		if !strings.Contains(r.stderr, "wrote session note") {
+			t.Fatalf("nothing captured: %s", r.stderr)
+		}
+		if !detachedDone(home, 30*time.Second) {
+			t.Fatal("the background run did not end")
+		}
+		list := mustOK(t, runCmd(t, env, "", "list", "--project", "proj")).stdout
+		distilled := strings.Contains(list, "Deploys: heron window")
+		if distilled != auto || (calls.Load() > 0) != auto {
+			t.Errorf("auto=%v: distilled %v, model calls %d\n%s", auto, distilled, calls.Load(), list)
+		}
 	}
 }
