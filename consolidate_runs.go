@@ -316,3 +316,38 @@ func (s *Store) PendingViews(ctx context.Context) ([]PendingView, error) {
 	}
 	return out, nil
 }
+
+// SettleConsolidation settles the conflicts that two machines
+// consolidating the same notes at once leave: both wrote the note of the
+// same id (ids derive from the sources), with different words, and the
+// sync kept one as a conflict copy. Where every copy of a note in ids is
+// itself a consolidation's output, the note as merged is kept and the
+// copies go (git history keeps them): two syntheses of the same sources
+// are one note, not a choice for the user. It returns the ids settled.
+func (s *Store) SettleConsolidation(ctx context.Context, ids []string) ([]string, error) {
+	conflicts, err := s.Conflicts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var settled []string
+	for _, c := range conflicts {
+		if len(c.Copies) == 0 || !slices.Contains(ids, c.ID) {
+			continue
+		}
+		ours := true
+		for _, id := range c.Copies {
+			n, _, err := s.Get(ctx, id)
+			if err != nil || (n.ProvSource != consolidate.ProvReflection && n.ProvSource != consolidate.ProvMerge) {
+				ours = false
+			}
+		}
+		if !ours {
+			continue // a person edited one side: theirs to decide
+		}
+		if _, err := s.Resolve(ctx, c.ID, Resolution{Keep: c.ID}); err != nil {
+			return settled, fmt.Errorf("settle %s: %w", c.ID, err)
+		}
+		settled = append(settled, c.ID)
+	}
+	return settled, nil
+}

@@ -304,9 +304,23 @@ func TestTwoMachinesConsolidate(t *testing.T) {
 		t.Fatalf("second run %+v calls %d %v", r3, m.calls, err)
 	}
 	// The id both wrote is one note and, its texts differing, a conflict
-	// copy for the user to resolve: not a second set of live notes.
+	// copy, which the run settles: two syntheses of the same sources.
 	if cs, err := laptop.Conflicts(ctx); err != nil || len(cs) == 0 || len(cs[0].Copies) != 1 {
 		t.Fatalf("conflicts %+v %v", cs, err)
+	}
+	settled, err := laptop.SettleConsolidation(ctx, []string{r2.Applied[0].ID})
+	if err != nil || len(settled) != 1 {
+		t.Fatalf("settled %v %v", settled, err)
+	}
+	if cs, _ := laptop.Conflicts(ctx); len(cs) != 0 {
+		t.Fatalf("conflicts left %+v", cs)
+	}
+	syncOK(t, laptop)
+	syncOK(t, desk)
+	for _, s := range []*Store{desk, laptop} {
+		if live := liveIDs(t, s, "proj"); len(live) != 1 || live[0] != r1.Applied[0].ID {
+			t.Fatalf("%s live %v", s.machineID, live)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/consolidate"
@@ -145,9 +146,24 @@ func runConsolidate(ctx context.Context, c *cli.Context, s *anamnesis.Store) err
 	if err != nil {
 		return err
 	}
-	if rep.Run != "" {
+	if rep.Run != "" && syncing {
 		if err := sync(); err != nil {
 			return fmt.Errorf("applied in commit %.12s, but the sync failed: %w; the next sync sends it", rep.Run, err)
+		}
+		// Another machine may have distilled the same notes meanwhile.
+		var ids []string
+		for _, p := range rep.Applied {
+			ids = append(ids, p.ID)
+		}
+		settled, err := s.SettleConsolidation(ctx, ids)
+		if err != nil {
+			return err
+		}
+		if len(settled) > 0 {
+			if err := sync(); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.ErrWriter, "another machine consolidated the same notes at once; kept one version of %s (the other is in the history)\n", strings.Join(settled, ", "))
 		}
 	}
 	if c.Bool("json") {
