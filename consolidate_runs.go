@@ -320,10 +320,11 @@ func (s *Store) PendingViews(ctx context.Context) ([]PendingView, error) {
 // SettleConsolidation settles the conflicts that two machines
 // consolidating the same notes at once leave: both wrote the note of the
 // same id (ids derive from the sources), with different words, and the
-// sync kept one as a conflict copy. Where every copy of a note in ids is
-// itself a consolidation's output, the note as merged is kept and the
-// copies go (git history keeps them): two syntheses of the same sources
-// are one note, not a choice for the user. It returns the ids settled.
+// sync kept one as a conflict copy. Where the note of an id in ids and
+// every copy of it are a consolidation's output (prov_source reflection or
+// merge), the note as merged is kept and the copies go (git history keeps
+// them): two syntheses of the same sources are one note, not a choice for
+// the user. It returns the ids settled.
 func (s *Store) SettleConsolidation(ctx context.Context, ids []string) ([]string, error) {
 	conflicts, err := s.Conflicts(ctx)
 	if err != nil {
@@ -335,14 +336,14 @@ func (s *Store) SettleConsolidation(ctx context.Context, ids []string) ([]string
 			continue
 		}
 		ours := true
-		for _, id := range c.Copies {
+		for _, id := range append([]string{c.ID}, c.Copies...) {
 			n, _, err := s.Get(ctx, id)
 			if err != nil || (n.ProvSource != consolidate.ProvReflection && n.ProvSource != consolidate.ProvMerge) {
 				ours = false
 			}
 		}
 		if !ours {
-			continue // a person edited one side: theirs to decide
+			continue // not ours to decide
 		}
 		if _, err := s.Resolve(ctx, c.ID, Resolution{Keep: c.ID}); err != nil {
 			return settled, fmt.Errorf("settle %s: %w", c.ID, err)
