@@ -173,12 +173,10 @@ func (p *Planner) reflect(ctx context.Context, project string, eps []*note.Note,
 		return nil
 	}
 	for i, d := range notes {
-		pr := Proposal{Kind: KindReflect, Project: project, ID: StableID(KindReflect, ids, i),
-			Type: d.Type, Title: d.Title, Body: d.Body, Supersedes: ids}
-		if i == 0 {
-			pr.Reflected = ids
-		}
-		plan.Proposals = append(plan.Proposals, pr)
+		// Each carries the tagging, so the sources are tagged whichever of
+		// them the recall gate lets through.
+		plan.Proposals = append(plan.Proposals, Proposal{Kind: KindReflect, Project: project, ID: StableID(KindReflect, ids, i),
+			Type: d.Type, Title: d.Title, Body: d.Body, Supersedes: ids, Reflected: ids})
 	}
 	return nil
 }

@@ -138,8 +138,12 @@ func runConsolidate(ctx context.Context, c *cli.Context, s *anamnesis.Store) err
 	if modelErr == nil {
 		planner.Model = model
 	}
-	if err := sync(); err != nil {
-		return fmt.Errorf("sync before consolidating (another machine may have done it): %w", err)
+	if c.Bool("apply") || c.Bool("review") {
+		// Another machine may have consolidated these notes already. A dry
+		// run plans from what is here and sends nothing.
+		if err := sync(); err != nil {
+			return fmt.Errorf("sync before consolidating (another machine may have done it): %w", err)
+		}
 	}
 	rep, err := s.Consolidate(ctx, anamnesis.ConsolidateOptions{Project: c.String("project"), Planner: planner,
 		Apply: c.Bool("apply"), Review: c.Bool("review"), NoGate: c.Bool("no-gate")})
