@@ -9,6 +9,7 @@
 # make bench-startup  process start-up: nothing, --version, the hooks at 10,000 notes
 # make bench-recall LOCOMO=dir   LoCoMo recall@k / MRR vs the grep baseline
 # make bench-loop  what reaches the model across two machines (hit rate, precision, echoes)
+# make bench-consolidate  a months-of-sessions project before and after `consolidate`
 # make cross     build and go vet for every release platform (CGO_ENABLED=0; .ci/run runs it)
 # make release   stripped binaries for every platform, SHA256SUMS and install.sh in dist/
 
@@ -19,7 +20,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test race release-test e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop cross release clean
+.PHONY: all build install test race release-test e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop bench-consolidate cross release clean
 
 all: build
 
@@ -142,6 +143,12 @@ bench-recall:
 # p50 at 10,000 notes (about a minute; the 10k store is reused).
 bench-loop: build
 	$(GO) run ./cmd/anamnesis-bench -loop -bin $(BIN) -dir $(BENCHDIR)
+
+# Consolidation on three months of one project's sessions (a scripted model
+# that distils one note per recurring topic): live notes, SessionStart's
+# characters and the session outcomes it carries, recall@8, before and after.
+bench-consolidate:
+	ANAMNESIS_BENCH_CONSOLIDATE=1 $(GO) test -count=1 -v -run TestConsolidateMonthsOfSessions .
 
 # The platforms a release ships for; Claude Code runs on all of them.
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64

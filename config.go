@@ -336,3 +336,8 @@ func SaveConfig(home string, c Config) error {
 	}
 	return note.WritePrivateFileAtomicIn(home, p, append(data, '\n'))
 }
+
+// Reflection is config.json's "reflection" block as written (nil when
+// absent): the model settings, read as the Python tool reads them
+// (consolidate.ResolveSettings).
+func (c Config) Reflection() json.RawMessage { return c.raw["reflection"] }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/anamnesis-memory/anamnesis/consolidate"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 )
@@ -20,6 +21,15 @@ type Status struct {
 	Native []index.SourceCount `json:"native"`
 	// Vectors says how far the semantic leg is; absent without an embedder.
 	Vectors *VectorStatus `json:"vectors,omitempty"`
+	// Consolidation is today's model use by `consolidate` on this machine
+	// and the proposals waiting for review.
+	Consolidation ConsolidationStatus `json:"consolidation"`
+}
+
+// ConsolidationStatus is what `status` shows of consolidation.
+type ConsolidationStatus struct {
+	Today   consolidate.Spent `json:"today"`
+	Pending int               `json:"pending"`
 }
 
 // NoteCounts counts indexed notes.
@@ -123,6 +133,15 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 		}
 	}
 	out.Sync.Tailnet = s.tailnetSummary(ctx).Text
+	today, err := (&consolidate.Budget{Path: s.ConsolidateBudgetPath(), Now: s.now}).Today()
+	if err != nil {
+		return Status{}, err
+	}
+	pending, err := s.PendingProposals()
+	if err != nil {
+		return Status{}, err
+	}
+	out.Consolidation = ConsolidationStatus{Today: today, Pending: len(pending)}
 	return out, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // How long a write waits for memory/'s lock before leaving its note
@@ -68,27 +69,34 @@ func (s *Store) commitNote(ctx context.Context, rel string, indexed bool) error 
 // commitNotes commits the given memory/ paths (written or removed) in one
 // commit; indexed as in commitNote.
 func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool) error {
+	_, err := s.commitNotesMessage(ctx, rels, indexed, "")
+	return err
+}
+
+// commitNotesMessage commits rels with msg ("": the usual message) and
+// returns the new head.
+func (s *Store) commitNotesMessage(ctx context.Context, rels []string, indexed bool, msg string) (plumbing.Hash, error) {
 	r, err := s.repo(ctx)
 	if err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
 	lock, err := s.lockForCommit(ctx, r.GitDir())
 	if err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
 	defer lock.Release()
 	before, err := r.Head()
 	if err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
-	head, _, err := r.CommitPaths(ctx, rels)
+	head, _, err := r.CommitPathsMessage(ctx, rels, msg)
 	if err != nil {
-		return fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
 	}
 	if !indexed {
-		return nil
+		return head, nil
 	}
-	return s.guard(ctx, func() error { return s.advanceIndexedCommit(ctx, before, head) })
+	return head, s.guard(ctx, func() error { return s.advanceIndexedCommit(ctx, before, head) })
 }
 
 // lockForCommit takes memory/'s lock for a write's commit. It waits as

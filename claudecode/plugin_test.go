@@ -86,6 +86,7 @@ func TestPreToolUseAllowsOnlyReadOnlyTools(t *testing.T) {
 		PluginToolPrefix + "memory_write":   false,
 		PluginToolPrefix + "memory_sync":    false,
 		PluginToolPrefix + "memory_resolve": false,
+		PluginToolPrefix + "memory_review":  false,
 		"mcp__other__memory_search":         false,
 		"mcp__anamnesis__memory_search_x":   false,
 		"Bash":                              false,

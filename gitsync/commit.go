@@ -326,6 +326,13 @@ func (g *Repo) CommitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 // (relative, forward slashes) without scanning anything else: the fast
 // path after writing one note. The caller holds the lock.
 func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, bool, error) {
+	return g.CommitPathsMessage(ctx, paths, "")
+}
+
+// CommitPathsMessage is CommitPaths with a message of the caller's (""
+// : the usual one): a consolidation run's commit says what it did, so
+// that `consolidate --log` can list it and `--undo` find it.
+func (g *Repo) CommitPathsMessage(ctx context.Context, paths []string, msg string) (plumbing.Hash, bool, error) {
 	for _, p := range paths {
 		if err := g.realParents(p); err != nil {
 			return plumbing.ZeroHash, false, err
@@ -335,10 +342,14 @@ func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, 
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	return g.commit(ctx, idx, entryMap(idx), paths)
+	return g.commitMsg(ctx, idx, entryMap(idx), paths, msg)
 }
 
 func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string) (plumbing.Hash, bool, error) {
+	return g.commitMsg(ctx, idx, known, paths, "")
+}
+
+func (g *Repo) commitMsg(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string, msg string) (plumbing.Hash, bool, error) {
 	_, touched, err := g.stageTouched(ctx, idx, paths, known)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -369,7 +380,10 @@ func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string
 	if !head.IsZero() {
 		parents = []plumbing.Hash{head}
 	}
-	c, err := g.writeCommit(tree, parents, g.commitMessage())
+	if msg == "" {
+		msg = g.commitMessage()
+	}
+	c, err := g.writeCommit(tree, parents, msg)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}

@@ -66,7 +66,7 @@ func startBackgroundReindex(home string, err error) error {
 // log is also its stdout and stderr, opened for appending (never
 // truncated: several hooks start syncs at once), so that whatever the
 // runtime itself prints (a crash) is kept too.
-func spawn(binary, storeHome, command string) error {
+func spawn(binary, storeHome, command string, args ...string) error {
 	dir := filepath.Join(storeHome, "state")
 	if err := logfile.PrivateDir(dir); err != nil {
 		return err
@@ -77,7 +77,7 @@ func spawn(binary, storeHome, command string) error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(binary, "--home", storeHome, command)
+	cmd := exec.Command(binary, append([]string{"--home", storeHome, command}, args...)...)
 	cmd.Env = append(os.Environ(), logEnv+"="+logPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Stdin = nil
@@ -89,10 +89,10 @@ func spawn(binary, storeHome, command string) error {
 }
 
 // spawnSelf starts this binary's command detached (spawn).
-func spawnSelf(home, command string) error {
+func spawnSelf(home, command string, args ...string) error {
 	bin, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	return spawn(bin, home, command)
+	return spawn(bin, home, command, args...)
 }

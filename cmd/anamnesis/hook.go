@@ -12,6 +12,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/claudecode"
+	"github.com/anamnesis-memory/anamnesis/consolidate"
 	"github.com/anamnesis-memory/anamnesis/githooks"
 	"github.com/urfave/cli/v2"
 )
@@ -75,6 +76,12 @@ func failOpen(c *cli.Context, name string) {
 
 func runClaudeHook(c *cli.Context, name string) {
 	defer failOpen(c, name)
+	if os.Getenv(consolidate.HooksOffEnv) == "1" {
+		// A Claude Code run that consolidate started as a plain model: it
+		// must neither see memory nor be captured as a session.
+		readAllLimited(c.App.Reader, "standard input")
+		return
+	}
 	fail := func(err error) { fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err) }
 	in, err := readHookInput(c.Context, c.App.Reader)
 	if err != nil {
@@ -114,7 +121,11 @@ func runClaudeHook(c *cli.Context, name string) {
 	if res.Report != "" {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %s\n", name, res.Report)
 	}
-	if res.WantsSync && s.Remote() != "" {
+	switch {
+	case name == "session-end" && res.WantsSync && autoConsolidate(s):
+		// Its run syncs first (with a remote), which sends this note too.
+		spawnConsolidate(c, s, in, userHome)
+	case res.WantsSync && s.Remote() != "":
 		spawnSync(c, s)
 	}
 	if res.Output != "" {
@@ -174,4 +185,23 @@ func isGitHook(name string) bool {
 		}
 	}
 	return false
+}
+
+// autoConsolidate says whether automatic consolidation runs are on
+// (ANAMNESIS_REFLECT_AUTO, or reflection.auto in config.json; off by
+// default).
+func autoConsolidate(s *anamnesis.Store) bool {
+	cfg, err := anamnesis.LoadConfig(s.Home())
+	return err == nil && consolidate.ResolveSettings(os.Getenv, cfg.Reflection()).Auto
+}
+
+// spawnConsolidate starts `consolidate --apply` for the session's project,
+// detached, never inside the hook's budget. The run skips a project under
+// the threshold (5 unreflected session notes) without calling the model,
+// and keeps to the daily limits.
+func spawnConsolidate(c *cli.Context, s *anamnesis.Store, in claudecode.Input, userHome string) {
+	project := claudecode.ProjectKey(in.Cwd, userHome)
+	if err := spawnSelf(s.Home(), "consolidate", "--apply", "--project", project); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background consolidation not started: %v\n", err)
+	}
 }

@@ -271,3 +271,26 @@ func TestHookStepsAsideForThePlugin(t *testing.T) {
 		}
 	}
 }
+
+// TestHooksOffForConsolidationRuns: a Claude Code run that consolidate
+// starts as a model carries ANAMNESIS_HOOKS_OFF=1; our hooks then inject
+// nothing and capture nothing.
+func TestHooksOffForConsolidationRuns(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "User prefers tabs", "--body", "gofmt style"))
+	env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest", "ANAMNESIS_HOOKS_OFF=1")
+	r := mustOK(t, runCmd(t, env, `{"session_id":"s1","cwd":"/tmp","source":"startup"}`, "hook", "session-start"))
+	if r.stdout != "" {
+		t.Errorf("session-start injected with hooks off: %s", r.stdout)
+	}
+	tr := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(tr, []byte(`{"type":"user","sessionId":"off1","message":{"role":"user","content":"remember the heron deploy window and the kestrel rollout plan"}}`+"\n"), 0o644)
+	mustOK(t, runCmd(t, env, `{"session_id":"off1","transcript_path":"`+tr+`","cwd":"/tmp"}`, "hook", "session-end"))
+	if out := mustOK(t, anm(t, home, "", "list", "--type", "episodic")).stdout; strings.Contains(out, "heron") {
+		t.Errorf("captured with hooks off: %s", out)
+	}
+	// Without the variable the same hook injects (the test would pass vacuously otherwise).
+	if r := mustOK(t, anm(t, home, `{"session_id":"s2","cwd":"/tmp","source":"startup"}`, "hook", "session-start")); r.stdout == "" {
+		t.Error("session-start injected nothing without the variable")
+	}
+}

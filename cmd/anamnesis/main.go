@@ -116,6 +116,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			syncCommand(),
 			nativeCommand(),
 			resolveCommand(),
+			consolidateCommand(),
 			embedCommand(),
 			hooksCommand(),
 			hookCommand(),

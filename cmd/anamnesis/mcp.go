@@ -126,6 +126,17 @@ type resolveIn struct {
 
 type emptyIn struct{}
 
+type reviewIn struct {
+	Action string `json:"action,omitempty" jsonschema:"list (the default), accept or discard"`
+	ID     string `json:"id,omitempty" jsonschema:"the pending proposal to accept or discard"`
+}
+
+type reviewOut struct {
+	Pending []anamnesis.PendingView `json:"pending,omitempty"`
+	Run     string                  `json:"run,omitempty"`
+	Done    string                  `json:"done,omitempty"`
+}
+
 type notesOut struct {
 	Results []anamnesis.NoteJSON `json:"results"`
 	Note    string               `json:"note,omitempty"`
@@ -327,6 +338,29 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 				written()
 			}
 			return inertResult(rep)
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_review", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
+		Description: "Review what `anamnesis consolidate --review` proposed (session notes distilled, redundant notes merged): list shows each pending proposal beside the notes it would replace; accept applies one (a commit, undone with `anamnesis consolidate --undo`); discard drops it. Pending proposals are neither shown in memory nor hide anything."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (*mcp.CallToolResult, reviewOut, error) {
+			switch in.Action {
+			case "", "list":
+				views, err := s.PendingViews(ctx)
+				if err != nil {
+					return nil, reviewOut{}, err
+				}
+				return inertResult(reviewOut{Pending: views})
+			case "accept", "discard":
+				run, err := s.ReviewPending(ctx, in.ID, in.Action == "accept")
+				if err != nil {
+					return nil, reviewOut{}, err
+				}
+				if written != nil && run != "" {
+					written()
+				}
+				return inertResult(reviewOut{Run: run, Done: in.Action + "ed " + in.ID})
+			}
+			return nil, reviewOut{}, fmt.Errorf("action %q: want list, accept or discard", in.Action)
 		})
 
 	t := true

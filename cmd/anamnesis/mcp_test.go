@@ -78,7 +78,7 @@ func TestMCPToolsAndAnnotations(t *testing.T) {
 			t.Errorf("%s: want readOnlyHint true, openWorldHint false: %+v", n, tl)
 		}
 	}
-	for _, n := range []string{"memory_write", "memory_sync", "memory_resolve"} {
+	for _, n := range []string{"memory_write", "memory_sync", "memory_resolve", "memory_review"} {
 		if tl := byName[n]; tl == nil || tl.Annotations.ReadOnlyHint {
 			t.Errorf("%s must not be read-only", n)
 		}

@@ -79,6 +79,10 @@ func statusCommand() *cli.Command {
 					fmt.Fprintf(w, "vectors: %d notes embedded with %s, %d not yet\n", v.With, v.Model, v.Without)
 				}
 				fmt.Fprintf(w, "tailnet: %s\n", st.Sync.Tailnet)
+				if cs := st.Consolidation; cs.Today.Calls > 0 || cs.Pending > 0 {
+					fmt.Fprintf(w, "consolidate: today %d model call(s), %d input characters, $%.4f; %d proposal(s) pending review\n",
+						cs.Today.Calls, cs.Today.Chars, cs.Today.USD, cs.Pending)
+				}
 				return nil
 			})
 		},

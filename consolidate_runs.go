@@ -1,0 +1,354 @@
+package anamnesis
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/consolidate"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ConsolidateRun is one applied run, read back from the history.
+type ConsolidateRun struct {
+	Run     string   `json:"run"` // the commit
+	When    string   `json:"when"`
+	Model   string   `json:"model"`
+	Changes []string `json:"changes"`
+	// UndoneBy is the commit that undid it ("" : in force).
+	UndoneBy string `json:"undone_by,omitempty"`
+}
+
+// ConsolidateLog lists the runs in the newest maxCommits commits, newest
+// first. Runs made on other machines arrive with a sync like any change.
+func (s *Store) ConsolidateLog(ctx context.Context, maxCommits int) ([]ConsolidateRun, error) {
+	r, err := s.repo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var runs []ConsolidateRun
+	undone := map[string]string{}
+	_, err = r.WalkLog(ctx, maxCommits, func(c *object.Commit) (bool, error) {
+		subject, body, _ := strings.Cut(c.Message, "\n")
+		if h, ok := strings.CutPrefix(subject, undoSubject); ok {
+			undone[strings.TrimSpace(h)] = c.Hash.String()
+			return false, nil
+		}
+		if !strings.HasPrefix(subject, consolidateSubject+" ") {
+			return false, nil
+		}
+		run := ConsolidateRun{Run: c.Hash.String(), When: c.Committer.When.UTC().Format("2006-01-02T15:04:05Z")}
+		for _, line := range strings.Split(body, "\n") {
+			line = strings.TrimSpace(line)
+			switch {
+			case line == "":
+			case strings.HasPrefix(line, runTrailer):
+				run.Model = strings.TrimPrefix(line, runTrailer)
+			default:
+				run.Changes = append(run.Changes, line)
+			}
+		}
+		runs = append(runs, run)
+		return false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read consolidation runs: %w", err)
+	}
+	for i := range runs {
+		runs[i].UndoneBy = undone[runs[i].Run]
+	}
+	return runs, nil
+}
+
+// UndoConsolidate undoes a run (run: a commit or a prefix of one; "" : the
+// newest run in force) with a new commit: notes the run wrote are taken
+// out of memory/ (git history keeps them), and the tags and supersedes it
+// added to other notes are removed, leaving later edits of those notes as
+// they are. It returns the new commit.
+func (s *Store) UndoConsolidate(ctx context.Context, run string) (string, error) {
+	runs, err := s.ConsolidateLog(ctx, 5000)
+	if err != nil {
+		return "", err
+	}
+	var target *ConsolidateRun
+	for i := range runs {
+		if run == "" && runs[i].UndoneBy == "" || run != "" && strings.HasPrefix(runs[i].Run, strings.ToLower(run)) {
+			target = &runs[i]
+			break
+		}
+	}
+	switch {
+	case target == nil && run == "":
+		return "", errors.New("no consolidation run to undo (`anamnesis consolidate --log` lists them)")
+	case target == nil:
+		return "", fmt.Errorf("no consolidation run %s (`anamnesis consolidate --log` lists them)", run)
+	case target.UndoneBy != "":
+		return "", fmt.Errorf("run %.12s was undone already by %.12s", target.Run, target.UndoneBy)
+	}
+	if err := s.writable("undo a consolidation"); err != nil {
+		return "", err
+	}
+	r, err := s.repo(ctx)
+	if err != nil {
+		return "", err
+	}
+	c, err := r.Git().CommitObject(plumbing.NewHash(target.Run))
+	if err != nil {
+		return "", fmt.Errorf("read run %.12s: %w", target.Run, err)
+	}
+	parent := plumbing.ZeroHash
+	var pc *object.Commit
+	if c.NumParents() > 0 {
+		if pc, err = c.Parent(0); err != nil {
+			return "", fmt.Errorf("read the commit before run %.12s: %w", target.Run, err)
+		}
+		parent = pc.Hash
+	}
+	paths, err := r.ChangedPaths(parent, c.Hash)
+	if err != nil {
+		return "", err
+	}
+	var files []staged
+	var gone []string
+	for _, rel := range paths {
+		after, err := noteAt(c, rel)
+		if err != nil || after == nil {
+			continue
+		}
+		before, err := noteAt(pc, rel)
+		if err != nil {
+			return "", err
+		}
+		if before == nil { // the run wrote it
+			if err := s.memory.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return "", err
+			}
+			gone = append(gone, rel)
+			continue
+		}
+		addedTags, addedSup := minus(after.Tags, before.Tags), minus(after.Supersedes, before.Supersedes)
+		data, _, err := s.memory.ReadFile(rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		cur, err := note.Parse(data)
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", rel, err)
+		}
+		cur.Tags, cur.Supersedes = minus(cur.Tags, addedTags), minus(cur.Supersedes, addedSup)
+		if err := s.memory.WriteFile(rel, note.Marshal(cur)); err != nil {
+			return "", err
+		}
+		files = append(files, staged{rel: rel, old: data})
+	}
+	indexErr := s.indexStaged(ctx, files, gone)
+	rels := append(slices.Clone(gone), make([]string, 0, len(files))...)
+	for _, f := range files {
+		rels = append(rels, f.rel)
+	}
+	msg := fmt.Sprintf("%s%s\n\nby %s at %s: %d note(s) taken out, %d note(s) shown again\n", undoSubject, target.Run, s.machineID, note.Now(s.now()), len(gone), len(files))
+	head, err := s.commitNotesMessage(ctx, rels, indexErr == nil, msg)
+	if err != nil {
+		return "", fmt.Errorf("commit the undo: %w", err)
+	}
+	return head.String(), indexErr
+}
+
+func noteAt(c *object.Commit, rel string) (*note.Note, error) {
+	if c == nil {
+		return nil, nil
+	}
+	f, err := c.File(rel)
+	if errors.Is(err, object.ErrFileNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %.12s: %w", rel, c.Hash, err)
+	}
+	text, err := f.Contents()
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %.12s: %w", rel, c.Hash, err)
+	}
+	n, err := note.Parse([]byte(text))
+	if err != nil {
+		return nil, nil // not a note: nothing of ours to undo in it
+	}
+	return n, nil
+}
+
+func minus(a, b []string) []string {
+	out := []string{}
+	for _, v := range a {
+		if !slices.Contains(b, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Pending is a proposal kept for review: not written, so neither
+// injected nor superseding anything, until it is accepted.
+type Pending struct {
+	ID       string               `json:"id"`
+	Model    string               `json:"model"`
+	Created  string               `json:"created"`
+	Proposal consolidate.Proposal `json:"proposal"`
+}
+
+func (s *Store) pendingPath() string {
+	return filepath.Join(s.home, "state", "consolidate-pending.json")
+}
+
+// PendingProposals lists the proposals waiting for review on this machine.
+func (s *Store) PendingProposals() ([]Pending, error) {
+	data, err := os.ReadFile(s.pendingPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read pending proposals: %w", err)
+	}
+	var out []Pending
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("read pending proposals %s: %w", s.pendingPath(), err)
+	}
+	return out, nil
+}
+
+func (s *Store) savePending(ps []Pending) error {
+	data, err := json.MarshalIndent(ps, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.pendingPath()), 0o700); err != nil {
+		return err
+	}
+	return note.WritePrivateFileAtomic(s.pendingPath(), data)
+}
+
+func (s *Store) addPending(props []consolidate.Proposal, model string) ([]string, error) {
+	cur, err := s.PendingProposals()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, p := range props {
+		data, _ := json.Marshal(p)
+		sum := sha256.Sum256(data)
+		id := hex.EncodeToString(sum[:4])
+		if !slices.ContainsFunc(cur, func(q Pending) bool { return q.ID == id }) {
+			cur = append(cur, Pending{ID: id, Model: model, Created: note.Now(s.now()), Proposal: p})
+		}
+		ids = append(ids, id)
+	}
+	return ids, s.savePending(cur)
+}
+
+// ReviewPending accepts (a run of its own, one commit) or discards the
+// pending proposal id.
+func (s *Store) ReviewPending(ctx context.Context, id string, accept bool) (run string, err error) {
+	cur, err := s.PendingProposals()
+	if err != nil {
+		return "", err
+	}
+	i := slices.IndexFunc(cur, func(q Pending) bool { return q.ID == id })
+	if i < 0 {
+		return "", fmt.Errorf("no pending proposal %s (`anamnesis consolidate --review` lists them)", id)
+	}
+	if accept {
+		if run, err = s.applyRun(ctx, []consolidate.Proposal{cur[i].Proposal}, cur[i].Model); err != nil {
+			return "", err
+		}
+	}
+	return run, s.savePending(slices.Delete(cur, i, i+1))
+}
+
+// ConsolidateBudgetPath is the state file of this machine's daily
+// consolidation spending (consolidate.Budget).
+func (s *Store) ConsolidateBudgetPath() string {
+	return filepath.Join(s.home, "state", "consolidate-budget.json")
+}
+
+// PendingView is a pending proposal with what it would replace, for a
+// reviewer to compare.
+type PendingView struct {
+	Pending
+	Description string         `json:"description"`
+	Replaces    []ReplacedNote `json:"replaces,omitempty"`
+}
+
+// ReplacedNote is a note a proposal would supersede, as it is now.
+type ReplacedNote struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
+// PendingViews lists the pending proposals beside the notes they would
+// replace (a note gone since is left out).
+func (s *Store) PendingViews(ctx context.Context) ([]PendingView, error) {
+	pend, err := s.PendingProposals()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PendingView, 0, len(pend))
+	for _, p := range pend {
+		v := PendingView{Pending: p, Description: DescribeProposal(p.Proposal)}
+		for _, id := range p.Proposal.Supersedes {
+			if n, _, err := s.Get(ctx, id); err == nil {
+				v.Replaces = append(v.Replaces, ReplacedNote{ID: id, Title: n.Title, Body: n.Body})
+			}
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// SettleConsolidation settles the conflicts that two machines
+// consolidating the same notes at once leave: both wrote the note of the
+// same id (ids derive from the sources), with different words, and the
+// sync kept one as a conflict copy. Where the note of an id in ids and
+// every copy of it are a consolidation's output (prov_source reflection or
+// merge), the note as merged is kept and the copies go (git history keeps
+// them): two syntheses of the same sources are one note, not a choice for
+// the user. It returns the ids settled.
+func (s *Store) SettleConsolidation(ctx context.Context, ids []string) ([]string, error) {
+	conflicts, err := s.Conflicts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var settled []string
+	for _, c := range conflicts {
+		if len(c.Copies) == 0 || !slices.Contains(ids, c.ID) {
+			continue
+		}
+		ours := true
+		for _, id := range append([]string{c.ID}, c.Copies...) {
+			n, _, err := s.Get(ctx, id)
+			if err != nil || (n.ProvSource != consolidate.ProvReflection && n.ProvSource != consolidate.ProvMerge) {
+				ours = false
+			}
+		}
+		if !ours {
+			continue // not ours to decide
+		}
+		if _, err := s.Resolve(ctx, c.ID, Resolution{Keep: c.ID}); err != nil {
+			return settled, fmt.Errorf("settle %s: %w", c.ID, err)
+		}
+		settled = append(settled, c.ID)
+	}
+	return settled, nil
+}
