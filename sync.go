@@ -190,7 +190,7 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 	}
 	out.Branch, out.BranchNote = rep.Branch, rep.BranchNote
 	for _, p := range homePaths(rep.TooLarge) {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s is over %d bytes, the most a note may be: not committed, so not synced (other machines would refuse it)", p, gitsync.MaxBlobSize))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s is over %d bytes, the most a note may be: not committed, so not synced (other machines would refuse it)", p, gitsync.MaxBlobBytes))
 	}
 	if err == nil {
 		err = discoverErr

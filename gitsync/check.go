@@ -16,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 
-	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 // What a memory store's history may hold. Everything a hub or a peer
@@ -36,10 +35,6 @@ const (
 	// conflict copies is far below it; a merge never holds more paths
 	// than this (about 200 bytes each) in memory.
 	MaxTreeFiles = 500_000
-	// MaxBlobSize is the largest file a checkout writes: a note is at
-	// most note.MaxFileSize, and a larger blob is refused before it is
-	// read into memory.
-	MaxBlobSize = note.MaxFileSize
 	// maxCommitSize bounds one commit object (a message and a few lines
 	// of headers; the Python tool's messages are one line).
 	maxCommitSize = 1 << 20
@@ -617,7 +612,7 @@ func foldHash(name []byte) uint64 {
 }
 
 // checkBlobSize refuses the file at p of commit c when its blob is over
-// MaxBlobSize, judged by the object's header: nothing is inflated.
+// MaxBlobBytes, judged by the object's header: nothing is inflated.
 // Called for each file a checkout or merge is about to read, before
 // anything is written.
 func (g *Repo) checkBlobSize(c plumbing.Hash, p string, h plumbing.Hash) error {
@@ -638,8 +633,8 @@ func (g *Repo) checkBlobSize(c plumbing.Hash, p string, h plumbing.Hash) error {
 		return &RefusedError{Commit: c, Path: p, Reason: "a file the hub did not send"}
 	case err != nil:
 		return fmt.Errorf("read object %s: %w", h, err)
-	case size > MaxBlobSize:
-		return &RefusedError{Commit: c, Path: p, Reason: fmt.Sprintf("a file of %d bytes (a note is at most %d)", size, MaxBlobSize)}
+	case size > MaxBlobBytes:
+		return &RefusedError{Commit: c, Path: p, Reason: fmt.Sprintf("a file of %d bytes (a note is at most %d)", size, MaxBlobBytes)}
 	}
 	return nil
 }

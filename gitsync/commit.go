@@ -201,9 +201,9 @@ func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []st
 		if err != nil {
 			return changed, touched, fmt.Errorf("stat %s: %w", abs, err)
 		}
-		if wf.size > MaxBlobSize {
+		if wf.size > MaxBlobBytes {
 			// Every other machine refuses a file this large (a note is
-			// at most MaxBlobSize): committing it would stop their syncs.
+			// at most MaxBlobBytes): committing it would stop their syncs.
 			// It stays out of history, its last committed version (if
 			// any) in; the sync's report names it.
 			g.tooLarge = append(g.tooLarge, rel)

@@ -173,7 +173,7 @@ func hostileCases() []hostileCase {
 			return withRoot(rawEntry{modeDir, "zorder", d})(t, hub, good, outside)
 		}, false},
 		{"a blob that is too large", "a file of", func(t *testing.T, hub, good, outside string) string {
-			big := rawBlob(t, hub, bytes.Repeat([]byte("x"), MaxBlobSize+1))
+			big := rawBlob(t, hub, bytes.Repeat([]byte("x"), MaxBlobBytes+1))
 			d := rawTree(t, hub, rawEntry{modeFile, "big.md", big})
 			return withRoot(rawEntry{modeDir, "zbig", d})(t, hub, good, outside)
 		}, true}, // the pack scanner refuses it first over the wire (bounds_test.go); this is the merge's own check
@@ -438,7 +438,7 @@ func TestHubMessagesPrintOnOneLine(t *testing.T) {
 	}
 }
 
-// TestOversizedLocalFileIsNotCommitted: a file over MaxBlobSize placed in
+// TestOversizedLocalFileIsNotCommitted: a file over MaxBlobBytes placed in
 // memory/ by hand is left out of the commit and named in the report, so
 // this machine never publishes what every other machine would refuse
 // (their syncs would stop at it); the rest syncs as usual.
@@ -448,7 +448,7 @@ func TestOversizedLocalFileIsNotCommitted(t *testing.T) {
 	b := newMachine(t, "b", hub)
 	rel := a.write(mkNote(a, "fine", "a normal note"))
 	big := filepath.Join(a.repo.Dir(), "semantic", "huge.md")
-	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), MaxBlobSize+1), 0o644); err != nil {
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), MaxBlobBytes+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rep := a.sync()

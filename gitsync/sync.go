@@ -66,7 +66,7 @@ type Report struct {
 	Branch     string       `json:"branch,omitempty"`
 	BranchNote string       `json:"branch_note,omitempty"`
 	Peers      []PeerResult `json:"peers,omitempty"`
-	// TooLarge lists files over MaxBlobSize that were left out of the
+	// TooLarge lists files over MaxBlobBytes that were left out of the
 	// commit: other machines refuse such files, so they are not synced.
 	TooLarge []string `json:"too_large,omitempty"`
 }
