@@ -15,7 +15,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-
 )
 
 // What a memory store's history may hold. Everything a hub or a peer
