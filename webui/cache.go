@@ -2,10 +2,13 @@ package webui
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 // slowCache holds what takes too long to compute for a page: doctor's
@@ -73,83 +76,131 @@ func (s *Server) refreshSlow(wait bool) {
 	go run()
 }
 
-// derivedCache keeps what is derived from memory/'s history, keyed by
-// the commit main pointed at: a new commit (a write, a sync by another
-// process) changes the key, so nothing stale is shown, and reading the
-// key costs one small file.
-type derivedCache struct {
-	mu      sync.Mutex
-	head    string
-	fleet   *fleetData
-	history map[string]anamnesis.History // by note id
-}
-
 type fleetData struct {
 	Machines []anamnesis.MachineActivity
 	Complete bool
 }
 
-// maxHistories bounds the notes whose history is kept per head.
-const maxHistories = 256
-
-func (c *derivedCache) at(head string) {
-	if c.head != head {
-		c.head, c.fleet, c.history = head, nil, map[string]anamnesis.History{}
+// versions brings the version index to main's head and returns it
+// locked (the caller unlocks v.mu), or nil while its first build runs in
+// the background (the page says the history is being indexed). Commits
+// that arrived since the last page are added here: one commit costs the
+// directories it touched, a few milliseconds.
+func (s *Server) versions(ctx context.Context) (*versionIndex, error) {
+	v := s.vers
+	s.versMu.Lock()
+	building := s.versBuilding
+	s.versMu.Unlock()
+	if building {
+		return nil, nil
 	}
+	head, err := s.st.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	if err := v.update(ctx, head, true); err != nil {
+		v.mu.Unlock()
+		return nil, fmt.Errorf("index the history: %w", err)
+	}
+	if v.repo == nil { // no repository: nothing to show
+		v.mu.Unlock()
+		return nil, nil
+	}
+	return v, nil
+}
+
+// buildVersions brings the kept index up to date (or builds it, about
+// 2 ms a commit) in the background, so no page waits for it.
+func (s *Server) buildVersions() {
+	s.versMu.Lock()
+	s.versBuilding = true
+	s.versMu.Unlock()
+	go func() {
+		defer func() {
+			s.versMu.Lock()
+			s.versBuilding = false
+			s.versMu.Unlock()
+			close(s.versDone)
+		}()
+		head, err := s.st.Head(s.baseCtx)
+		v := s.vers
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if err == nil {
+			// A failure is not kept: the next page tries again and shows it.
+			_ = v.update(s.baseCtx, head, false)
+		}
+	}()
+}
+
+// waitVersions waits for the first build (tests, the benchmark).
+func (s *Server) waitVersions() {
+	<-s.versDone
 }
 
 func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
-	head, err := s.st.Head(ctx)
+	f, err := s.facets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := &s.cache
-	c.mu.Lock()
-	c.at(head)
-	f := c.fleet
-	c.mu.Unlock()
-	if f != nil {
-		return f, nil
+	by := map[string]*anamnesis.MachineActivity{}
+	get := func(m string) *anamnesis.MachineActivity {
+		if a := by[m]; a != nil {
+			return a
+		}
+		a := &anamnesis.MachineActivity{Machine: m, This: m == s.st.MachineID()}
+		by[m] = a
+		return a
 	}
-	ms, complete, err := s.st.Fleet(ctx, 0)
+	for m, n := range f.ByMachine {
+		get(m).Notes = n
+	}
+	get(s.st.MachineID())
+	v, err := s.versions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f = &fleetData{Machines: ms, Complete: complete}
-	c.mu.Lock()
-	if c.head == head {
-		c.fleet = f
+	complete := v != nil
+	if v != nil {
+		v.machines(get)
+		v.mu.Unlock()
 	}
-	c.mu.Unlock()
-	return f, nil
+	out := &fleetData{Complete: complete}
+	for _, a := range by {
+		out.Machines = append(out.Machines, *a)
+	}
+	sort.Slice(out.Machines, func(i, j int) bool {
+		a, b := out.Machines[i], out.Machines[j]
+		if a.LastCommit != b.LastCommit {
+			return a.LastCommit > b.LastCommit
+		}
+		return a.Machine < b.Machine
+	})
+	return out, nil
 }
 
-func (s *Server) historyOf(ctx context.Context, id string) (anamnesis.History, error) {
-	head, err := s.st.Head(ctx)
+// historyOf is note id's versions from the version index; building
+// says the index is not ready yet. total counts every version, of which
+// History holds the newest maxVersionsShown+1.
+func (s *Server) historyOf(ctx context.Context, path string) (h anamnesis.History, total int, building bool, err error) {
+	scope, rel, _ := note.SplitHomePath(path)
+	if scope != note.ScopePortable {
+		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, false, nil
+	}
+	v, err := s.versions(ctx)
 	if err != nil {
-		return anamnesis.History{}, err
+		return h, 0, false, err
 	}
-	c := &s.cache
-	c.mu.Lock()
-	c.at(head)
-	h, ok := c.history[id]
-	c.mu.Unlock()
-	if ok {
-		return h, nil
+	if v == nil {
+		s.versMu.Lock()
+		building = s.versBuilding
+		s.versMu.Unlock()
+		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, building, nil
 	}
-	h, err = s.st.History(ctx, id, 0)
-	if err != nil {
-		return h, err
-	}
-	c.mu.Lock()
-	if c.head == head && head != "" {
-		if len(c.history) >= maxHistories {
-			clear(c.history)
-		}
-		c.history[id] = h
-	}
-	c.mu.Unlock()
-	return h, nil
+	defer v.mu.Unlock()
+	h, total, err = v.history(rel)
+	return h, total, false, err
 }
 
 // facetsMaxAge is how long the filters' counts are reused. They change

@@ -142,11 +142,14 @@ type noteData struct {
 	Versions     []version
 	History      anamnesis.History
 	HistoryError string
-	Supersedes   []ref
-	SupersededBy []ref
-	CopyOf       string   // this note is a conflict copy of CopyOf
-	Copies       []string // this note's conflict copies
-	Rivals       []string
+	// HistoryBuilding: the version index is being built (first start).
+	HistoryBuilding bool
+	VersionsTotal   int
+	Supersedes      []ref
+	SupersededBy    []ref
+	CopyOf          string   // this note is a conflict copy of CopyOf
+	Copies          []string // this note's conflict copies
+	Rivals          []string
 }
 
 func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
@@ -190,12 +193,15 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	h, err := s.historyOf(ctx, id)
+	h, total, building, err := s.historyOf(ctx, path)
 	if err != nil {
 		d.HistoryError = err.Error() // the note is still worth showing
 	}
-	d.History = h
+	d.History, d.HistoryBuilding, d.VersionsTotal = h, building, total
 	for i, v := range h.Versions {
+		if i == maxVersionsShown {
+			break // the last one read is only the base of a diff
+		}
 		ver := version{Version: v}
 		prev := ""
 		if i+1 < len(h.Versions) {

@@ -107,8 +107,14 @@ type Server struct {
 	writeMu sync.Mutex
 
 	slow    slowCache
-	cache   derivedCache
 	facetsC facetsCache
+
+	// vers is the history of every note file, kept up to date with main;
+	// versBuilding says its first build (or catching up at start) runs.
+	vers         *versionIndex
+	versMu       sync.Mutex
+	versBuilding bool
+	versDone     chan struct{} // closed when the first build ends
 
 	baseCtx context.Context
 }
@@ -136,7 +142,8 @@ func New(ctx context.Context, st Store, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{st: st, opts: opts, port: port, baseCtx: ctx, mux: http.NewServeMux()}
+	s := &Server{st: st, opts: opts, port: port, baseCtx: ctx, mux: http.NewServeMux(), vers: newVersionIndex(st.Home()), versDone: make(chan struct{})}
+	s.buildVersions()
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}

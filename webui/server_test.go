@@ -42,6 +42,7 @@ func newServer(t testing.TB, st Store) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.waitVersions()
 	return srv
 }
 
