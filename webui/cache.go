@@ -77,8 +77,18 @@ func (s *Server) refreshSlow(wait bool) {
 }
 
 type fleetData struct {
-	Machines []anamnesis.MachineActivity
+	Machines []machineRow
 	Complete bool
+}
+
+// machineRow is a machine with its last sync as far as this machine can
+// tell: another machine's commit that is here was pushed by a sync of
+// its own after it was made, and a merge commit is a sync; this
+// machine's own come from its sync log.
+type machineRow struct {
+	anamnesis.MachineActivity
+	LastSync string // RFC 3339, "" when nothing says
+	SyncHow  string // where LastSync comes from
 }
 
 // versions brings the version index to main's head and returns it
@@ -167,8 +177,23 @@ func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
 		v.mu.Unlock()
 	}
 	out := &fleetData{Complete: complete}
+	mine := s.syncState()
 	for _, a := range by {
-		out.Machines = append(out.Machines, *a)
+		row := machineRow{MachineActivity: *a}
+		switch {
+		case a.This && !mine.At.IsZero():
+			row.LastSync, row.SyncHow = mine.At.UTC().Format(time.RFC3339), "sync log"
+			if mine.Failed {
+				row.SyncHow = "sync log: it failed"
+			}
+		case a.This && a.LastMerge != "":
+			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+		case !a.This && a.LastMerge > a.LastCommit:
+			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+		case !a.This && a.LastCommit != "":
+			row.LastSync, row.SyncHow = a.LastCommit, "its newest commit that reached here"
+		}
+		out.Machines = append(out.Machines, row)
 	}
 	sort.Slice(out.Machines, func(i, j int) bool {
 		a, b := out.Machines[i], out.Machines[j]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,9 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
+
+// maxSearchPages bounds search paging: page N ranks N*50 results.
+const maxSearchPages = 20
 
 // statusOf maps a Store error to an HTTP status: the caller's mistakes
 // are 400 and 404, anything else 500.
@@ -32,6 +36,7 @@ type row struct {
 	anamnesis.Hit
 	Superseded bool
 	Score      string
+	Passage    []segment // search: the part that matched, words marked
 }
 
 type notesData struct {
@@ -46,6 +51,10 @@ type notesData struct {
 	Types                                          []string
 	NextUpdated, NextID                            string
 	Paged                                          bool // not the first page
+	// Search pages: Page is this one (from 1), NextPage the next or 0,
+	// From the number of the first result shown.
+	Page, NextPage, From int
+	Filtered             bool // a filter is set
 }
 
 func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
@@ -57,19 +66,42 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	if d.Live {
 		d.LiveParam = "1"
 	}
+	d.Filtered = d.Type != "" || d.Project != "" || d.Scope != "" || d.Machine != "" || d.Source != ""
 	f := anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}
 	var hits []anamnesis.Hit
 	var err error
+	var best float64
 	if d.Q != "" {
 		d.Searching = true
 		if d.Mode == "" {
 			d.Mode = s.st.DefaultMode()
 		}
-		f.Limit = PageSize
+		// Paging asks for every result up to the page: search ranks the
+		// whole store each time anyway, and pages are few.
+		d.Page = 1
+		if p, perr := strconv.Atoi(q.Get("page")); perr == nil && p > 1 && p <= maxSearchPages {
+			d.Page = p
+		}
+		f.Limit = PageSize*d.Page + 1
 		var degraded error
 		hits, degraded, err = s.st.SearchMode(ctx, d.Q, f, d.Mode)
 		if degraded != nil {
 			d.Degraded = degraded.Error()
+		}
+		if len(hits) > 0 {
+			best = hits[0].Score // relevance is to the best match of all pages
+		}
+		if len(hits) > PageSize*d.Page {
+			hits = hits[:PageSize*d.Page]
+			if d.Page < maxSearchPages {
+				d.NextPage = d.Page + 1
+			}
+		}
+		d.From = PageSize*(d.Page-1) + 1
+		if len(hits) >= d.From {
+			hits = hits[d.From-1:]
+		} else {
+			hits = nil
 		}
 	} else {
 		f.Live = d.Live
@@ -88,11 +120,11 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if d.Facets, err = s.facets(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	ids := make([]string, len(hits))
@@ -101,17 +133,16 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sup, err := s.st.SupersededBy(ctx, ids)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
-	}
-	var best float64
-	if len(hits) > 0 {
-		best = hits[0].Score
 	}
 	for _, h := range hits {
 		rw := row{Hit: h, Superseded: len(sup[h.ID]) > 0}
-		if d.Searching && best > 0 {
-			rw.Score = fmt.Sprintf("%.2f", anamnesis.Relevance(h.Score, best))
+		if d.Searching {
+			rw.Passage = passage(h.Body, d.Q)
+			if best > 0 {
+				rw.Score = fmt.Sprintf("%.2f", anamnesis.Relevance(h.Score, best))
+			}
 		}
 		d.Rows = append(d.Rows, rw)
 	}
@@ -119,7 +150,7 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	if d.Searching {
 		title = "Search: " + d.Q
 	}
-	s.render(w, http.StatusOK, "notes", title, "notes", d, "")
+	s.render(w, r, http.StatusOK, "notes", title, "notes", d, "")
 }
 
 // version is one history entry with its diff from the one before.
@@ -157,7 +188,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	n, path, data, err := s.st.GetFile(ctx, id)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	d := noteData{Note: n, Path: path}
@@ -168,7 +199,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	}
 	by, err := s.st.SupersededBy(ctx, []string{id})
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	for _, b := range by[id] {
@@ -176,7 +207,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	}
 	conflicts, err := s.st.Conflicts(ctx)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	for _, c := range conflicts {
@@ -224,7 +255,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	if flash != "" && s.opts.SyncConfigured {
 		flash += " A sync to your other machines has started in the background."
 	}
-	s.render(w, http.StatusOK, "note", n.Title, "notes", d, flash)
+	s.render(w, r, http.StatusOK, "note", n.Title, "notes", d, flash)
 }
 
 // refOf names a note by id and title, for links.
@@ -265,12 +296,12 @@ type editData struct {
 func (s *Server) editPage(w http.ResponseWriter, r *http.Request) {
 	n, _, data, err := s.st.GetFile(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	d := editData{ID: n.ID, Type: n.Type, Title: n.Title, Project: n.Project, Scope: n.Scope,
 		Tags: strings.Join(n.Tags, ", "), Body: n.Body, Base: hashOf(data), Types: note.Types()}
-	s.render(w, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
+	s.render(w, r, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
 }
 
 func formTags(v string) []string {
@@ -298,7 +329,7 @@ func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
 	defer s.writeMu.Unlock()
 	n, _, data, err := s.st.GetFile(ctx, id)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	d.Type, d.Scope = n.Type, n.Scope
@@ -308,7 +339,7 @@ func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
 		// saving again from this page overwrites the new version.
 		d.Stale, d.Current, d.Base = true, n, cur
 		d.Diff = diffLines(n.Body, d.Body, 3)
-		s.render(w, http.StatusConflict, "edit", "Edit: "+n.Title, "notes", d, "")
+		s.render(w, r, http.StatusConflict, "edit", "Edit: "+n.Title, "notes", d, "")
 		return
 	}
 	n.Title, n.Body, n.Tags = strings.TrimSpace(d.Title), d.Body, formTags(d.Tags)
@@ -318,7 +349,7 @@ func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := s.st.Update(ctx, n); err != nil {
 		d.Error = err.Error()
-		s.render(w, statusOf(err), "edit", "Edit: "+n.Title, "notes", d, "")
+		s.render(w, r, statusOf(err), "edit", "Edit: "+n.Title, "notes", d, "")
 		return
 	}
 	s.afterWrite()
@@ -337,7 +368,7 @@ func (s *Server) newPage(w http.ResponseWriter, r *http.Request) {
 	if old := r.URL.Query().Get("supersedes"); old != "" {
 		n, _, _, err := s.st.GetFile(r.Context(), old)
 		if err != nil {
-			s.fail(w, statusOf(err), err)
+			s.fail(w, r, statusOf(err), err)
 			return
 		}
 		d.Supersedes, d.Type, d.Title, d.Project, d.Scope = n.ID, n.Type, n.Title, n.Project, n.Scope
@@ -347,7 +378,7 @@ func (s *Server) newPage(w http.ResponseWriter, r *http.Request) {
 	if d.Supersedes != "" {
 		title = "Supersede a note"
 	}
-	s.render(w, http.StatusOK, "edit", title, "new", d, "")
+	s.render(w, r, http.StatusOK, "edit", title, "new", d, "")
 }
 
 func (s *Server) saveNew(w http.ResponseWriter, r *http.Request) {
@@ -363,7 +394,7 @@ func (s *Server) saveNew(w http.ResponseWriter, r *http.Request) {
 	s.writeMu.Unlock()
 	if err != nil {
 		d.Error = err.Error()
-		s.render(w, statusOf(err), "edit", "Write a note", "new", d, "")
+		s.render(w, r, statusOf(err), "edit", "Write a note", "new", d, "")
 		return
 	}
 	s.afterWrite()
@@ -392,7 +423,7 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cs, err := s.st.Conflicts(ctx)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	var views []conflictView
@@ -430,7 +461,7 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 			flash += " A sync has started in the background."
 		}
 	}
-	s.render(w, http.StatusOK, "conflicts", "Conflicts", "conflicts", views, flash)
+	s.render(w, r, http.StatusOK, "conflicts", "Conflicts", "conflicts", views, flash)
 }
 
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
@@ -446,7 +477,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.st.Resolve(r.Context(), id, res)
 	s.writeMu.Unlock()
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	s.afterWrite()
@@ -477,15 +508,15 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 		v.FleetError = err.Error()
 	}
 	if v.Index, err = s.st.IndexState(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if v.Vectors, err = s.st.Vectors(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if v.Facets, err = s.facets(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if v.Head, err = s.st.Head(ctx); err != nil {
@@ -507,7 +538,7 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 			v.NumWarnings++
 		}
 	}
-	s.render(w, http.StatusOK, "fleet", "Fleet", "fleet", v, "")
+	s.render(w, r, http.StatusOK, "fleet", "Fleet", "fleet", v, "")
 }
 
 func (s *Server) refreshFleet(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,8 +25,16 @@ import (
 // replaced goldmark, whose package initialisers ran in every process of
 // the binary, the hooks included.)
 func renderMarkdown(body string) template.HTML {
-	return template.HTML(markdown.HTML(body))
+	return template.HTML(taskLabels.Replace(markdown.HTML(body)))
 }
+
+// taskLabels names task-list checkboxes for screen readers (axe-core:
+// a form control needs a name). The renderer escapes every "<" of note
+// text, so these strings only ever match its own markup.
+var taskLabels = strings.NewReplacer(
+	`<input type="checkbox" checked disabled>`, `<input type="checkbox" checked disabled aria-label="done">`,
+	`<input type="checkbox" disabled>`, `<input type="checkbox" disabled aria-label="not done">`,
+)
 
 // DiffLine is one line of a unified diff: Op is ' ', '+', '-' or '~'
 // (a run of unchanged lines left out, Text says how many).
@@ -111,9 +120,12 @@ var funcs = template.FuncMap{
 	"markdown": renderMarkdown,
 	"date":     shortDate,
 	"ago":      ago,
-	"snippet":  snippet,
-	"short":    func(s string) string { return clip(s, 12) },
-	"join":     strings.Join,
+	"since": func(now, t time.Time) string {
+		return ago(now, t.UTC().Format(time.RFC3339))
+	},
+	"snippet": snippet,
+	"short":   func(s string) string { return clip(s, 12) },
+	"join":    strings.Join,
 	"diffop": func(op byte) string {
 		switch op {
 		case '+':
@@ -151,6 +163,8 @@ var funcs = template.FuncMap{
 		}
 		return template.URL("/?" + q.Encode())
 	},
+	"add":  func(a, b, c int) int { return a + b + c },
+	"itoa": strconv.Itoa,
 	"pct": func(a, b int) int {
 		if b == 0 {
 			return 0
@@ -248,13 +262,27 @@ type page struct {
 	Now     time.Time
 	Flash   string
 	Data    any
+	// Conflicts counts unresolved conflicts, for the navigation.
+	Conflicts int
+	// Sync is the last sync as far as this server knows; Remote says
+	// one is configured; Back is this page's path, where "Sync now"
+	// returns to.
+	Sync   syncState
+	Remote bool
+	Back   string
 }
 
 // render writes a page; a template error (a bug, not the user's) becomes
 // a 500 with the error, never a half page.
-func (s *Server) render(w http.ResponseWriter, status int, name, title, nav string, data any, flash string) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title, nav string, data any, flash string) {
 	var b bytes.Buffer
-	p := page{Title: title, Nav: nav, CSRF: s.opts.CSRF, Machine: s.st.MachineID(), Now: s.opts.Now(), Flash: flash, Data: data}
+	p := page{Title: title, Nav: nav, CSRF: s.opts.CSRF, Machine: s.st.MachineID(), Now: s.opts.Now(), Flash: flash, Data: data,
+		Sync: s.syncState(), Remote: s.st.Remote() != "", Back: r.URL.RequestURI()}
+	// A count that cannot be read leaves the navigation without it; the
+	// conflicts page itself reports the error.
+	if cs, err := s.st.Conflicts(r.Context()); err == nil {
+		p.Conflicts = len(cs)
+	}
 	if err := s.pages[name].Execute(&b, p); err != nil {
 		http.Error(w, "render "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
@@ -265,6 +293,13 @@ func (s *Server) render(w http.ResponseWriter, status int, name, title, nav stri
 }
 
 // fail shows an error page.
-func (s *Server) fail(w http.ResponseWriter, status int, err error) {
-	s.render(w, status, "error", "Error", "", err.Error(), "")
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	s.render(w, r, status, "error", "Error", "", errorPage{Status: status, Text: http.StatusText(status), Detail: err.Error()}, "")
+}
+
+// errorPage is what the error page shows: the status, in words, and the
+// error itself.
+type errorPage struct {
+	Status       int
+	Text, Detail string
 }

@@ -24,3 +24,26 @@ func TestSnippetIsPlainText(t *testing.T) {
 		t.Errorf("a long body gives %d runes ending %q", len(got), got[len(got)-1])
 	}
 }
+
+// A search result shows the passage with the query words, marked; the
+// note's text stays text.
+func TestPassage(t *testing.T) {
+	body := strings.Repeat("Unrelated words fill the start of this note. ", 10) +
+		"The <b>walrus</b> caching layer holds 512 entries. " + strings.Repeat("More filler. ", 30)
+	segs := passage(body, "walrus cache")
+	var b strings.Builder
+	for _, s := range segs {
+		if s.Hit {
+			b.WriteString("[" + s.Text + "]")
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	got := b.String()
+	if !strings.HasPrefix(got, "…") || !strings.Contains(got, "[walrus]") || !strings.Contains(got, "[caching]") || !strings.Contains(got, "<b>") {
+		t.Errorf("passage: %q", got)
+	}
+	if segs := passage("short note", "absent"); len(segs) != 1 || segs[0].Text != "short note" {
+		t.Errorf("no match: %+v", segs)
+	}
+}

@@ -38,6 +38,7 @@ type Store interface {
 	Update(ctx context.Context, n *note.Note) (string, error)
 	Conflicts(ctx context.Context) ([]anamnesis.Conflict, error)
 	Resolve(ctx context.Context, id string, r anamnesis.Resolution) (anamnesis.ResolveReport, error)
+	Sync(ctx context.Context, opts anamnesis.SyncOptions) (anamnesis.SyncReport, error)
 	Fleet(ctx context.Context, maxCommits int) ([]anamnesis.MachineActivity, bool, error)
 	IndexState(ctx context.Context) (anamnesis.IndexStatus, error)
 	Vectors(ctx context.Context) (*anamnesis.VectorStatus, error)
@@ -116,6 +117,10 @@ type Server struct {
 	versBuilding bool
 	versDone     chan struct{} // closed when the first build ends
 
+	// syncMu guards lastSync, the last sync "Sync now" ran.
+	syncMu   sync.Mutex
+	lastSync syncRecord
+
 	baseCtx context.Context
 }
 
@@ -162,6 +167,7 @@ func New(ctx context.Context, st Store, opts Options) (*Server, error) {
 	s.mux.HandleFunc("POST /conflicts/resolve", s.resolve)
 	s.mux.HandleFunc("GET /fleet", s.fleetPage)
 	s.mux.HandleFunc("POST /fleet/refresh", s.refreshFleet)
+	s.mux.HandleFunc("POST /sync", s.syncNow)
 	return s, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -361,7 +363,7 @@ func TestPagesRender(t *testing.T) {
 			}
 		}
 	}
-	check("/?q=walrus", "Walrus cache size", "1 best match")
+	check("/?q=walrus", "Walrus cache size", "Results 1–1 for", "<mark>walrus</mark>")
 	check("/note/"+id, "Walrus cache size", `<span class="del">- The walrus cache holds 512 entries.</span>`, `<span class="add">&#43; The walrus cache holds 1024 entries.</span>`, "desk")
 	check("/fleet", "desk", "this machine", "index integrity")
 	check("/new?supersedes="+id, `name="supersedes" value="`+id+`"`)
@@ -385,5 +387,57 @@ func TestPagesRender(t *testing.T) {
 	}
 	if w := do(srv, "GET", "/note/..%2f..%2fetc", nil, true, nil); w.Code != http.StatusBadRequest && w.Code != http.StatusNotFound {
 		t.Errorf("odd id: %d", w.Code)
+	}
+}
+
+// "Sync now" runs a sync, returns to the page it came from (only a path
+// of this server), and the header says how it went; without the CSRF
+// token it is refused.
+func TestSyncNow(t *testing.T) {
+	hub := testutil.BareHub(t)
+	s := openStore(t, "desk", hub)
+	write(t, s, "Walrus cache size", "512 entries.")
+	srv := newServer(t, s)
+	if w := do(srv, "POST", "/sync", url.Values{"back": {"/fleet"}}, true, nil); w.Code != http.StatusForbidden {
+		t.Errorf("without CSRF: %d", w.Code)
+	}
+	page := do(srv, "GET", "/", nil, true, nil).Body.String()
+	if !strings.Contains(page, "no sync seen yet") || !strings.Contains(page, `action="/sync"`) {
+		t.Errorf("before a sync the header says:\n%s", page)
+	}
+	w := do(srv, "POST", "/sync", url.Values{"csrf": {testCSRF}, "back": {"/fleet"}}, true, nil)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/fleet" {
+		t.Fatalf("sync now: %d %q", w.Code, w.Header().Get("Location"))
+	}
+	page = do(srv, "GET", "/fleet", nil, true, nil).Body.String()
+	if !strings.Contains(page, `class="sync ok"`) || !strings.Contains(page, "synced just now") || !strings.Contains(page, "pushed") {
+		t.Errorf("after a sync the header says:\n%s", page)
+	}
+	if w := do(srv, "POST", "/sync", url.Values{"csrf": {testCSRF}, "back": {"//evil.test/"}}, true, nil); w.Header().Get("Location") != "/" {
+		t.Errorf("back to another site: %q", w.Header().Get("Location"))
+	}
+
+	// A hub that is gone: the header turns red and says why.
+	bad := openStore(t, "laptop", filepath.Join(t.TempDir(), "no-such-hub.git"))
+	write(t, bad, "Canary", "30 minutes.")
+	srv = newServer(t, bad)
+	do(srv, "POST", "/sync", url.Values{"csrf": {testCSRF}, "back": {"/"}}, true, nil)
+	page = do(srv, "GET", "/", nil, true, nil).Body.String()
+	if !strings.Contains(page, `class="sync bad"`) || !strings.Contains(page, "sync failed just now") || !strings.Contains(page, "Last sync failed:") {
+		t.Errorf("after a failed sync the header says:\n%s", page)
+	}
+}
+
+// The last background sync is read from state/sync.log.
+func TestLastLoggedSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sync.log")
+	log := "2026-11-25T10:00:00.000Z pid 7 synced\n2026-11-25T10:00:01.000Z pid 7 exit 0 after 1s\n" +
+		"2026-11-25T11:00:00.000Z pid 9 anamnesis: sync: fetch: hub unreachable\n2026-11-25T11:00:02.000Z pid 9 exit 1 after 2s\n"
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at, failed, detail, ok := lastLoggedSync(path)
+	if !ok || !failed || detail != "anamnesis: sync: fetch: hub unreachable" || at.Hour() != 11 {
+		t.Errorf("got %v %v %q %v", at, failed, detail, ok)
 	}
 }
