@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -504,6 +506,142 @@ func checkFocusRings(t *testing.T, ctx context.Context, where string) {
 		seen[got] = true
 		if strings.HasPrefix(got, "NO ") {
 			t.Errorf("%s: no visible focus ring on %s", where, got[3:])
+		}
+	}
+}
+
+// addCommits adds n commits to the repository in dir with git
+// fast-import and checks them out: each rewrites one of files (paths
+// inside dir), files[0] at every tenth, alternating machines desk and
+// laptop. A store with years of history in seconds.
+func addCommits(t *testing.T, dir string, files []string, n int) {
+	t.Helper()
+	content := map[string][]byte{}
+	var st strings.Builder
+	when := time.Now().Add(-time.Duration(n) * time.Second).Unix()
+	for k := 0; k < n; k++ {
+		rel := files[1+k%(len(files)-1)]
+		if k%10 == 0 {
+			rel = files[0]
+		}
+		c, ok := content[rel]
+		if !ok {
+			b, err := os.ReadFile(filepath.Join(dir, rel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c = b
+		}
+		c = append(append([]byte{}, c...), fmt.Sprintf("\nEdit %d.\n", k)...)
+		content[rel] = c
+		machine := []string{"desk", "laptop"}[k%2]
+		msg := "update " + rel
+		fmt.Fprintf(&st, "commit refs/heads/main\nauthor %s <anamnesis@%s> %d +0000\ncommitter %s <anamnesis@%s> %d +0000\ndata %d\n%s\n",
+			machine, machine, when+int64(k), machine, machine, when+int64(k), len(msg), msg)
+		if k == 0 {
+			st.WriteString("from refs/heads/main^0\n")
+		}
+		fmt.Fprintf(&st, "M 100644 inline %s\ndata %d\n%s\n\n", rel, len(c), c)
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir, cmd.Stdin = dir, strings.NewReader(st.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git fast-import: %v\n%s", err, out)
+	}
+	gitOut(t, dir, "reset", "--quiet", "--hard", "main")
+}
+
+// A note in a store with 5,000 commits opens within the budget: under
+// 50 ms of server time (the browser's time to first byte, as the server
+// renders the whole page before it writes), warm and right after a new
+// commit, which the version index takes in without walking the history.
+func TestUINoteIn5000CommitStore(t *testing.T) {
+	u := newUser(t)
+	u.env = append(u.env, "ANAMNESIS_MACHINE_ID=desk")
+	u.anamnesis("init", "--yes", "--local-only", "--no-mcp")
+	var files []string
+	var hot string
+	for i := 0; i < 30; i++ {
+		id := strings.TrimSpace(u.anamnesis("write", "--type", "semantic", "--title", fmt.Sprintf("Fact %d about the build", i),
+			"--body", fmt.Sprintf("The build uses cache layer %d.", i)))
+		if i == 0 {
+			hot = id
+		}
+		files = append(files, "semantic/"+id+".md")
+	}
+	mem := filepath.Join(u.store, "memory")
+	const commits = 5000
+	addCommits(t, mem, files, commits)
+	if n, err := strconv.Atoi(strings.TrimSpace(gitOut(t, mem, "rev-list", "--count", "HEAD"))); err != nil || n < commits {
+		t.Fatalf("%d commits (%v)", n, err)
+	}
+	u.anamnesis("reindex")
+
+	url := startUI(t, u)
+	base := url[:strings.Index(url, "/?token=")]
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("ol.notes"))); err != nil {
+		t.Fatal(err)
+	}
+	// The first start builds the version index in the background.
+	start := time.Now()
+	for {
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/note/"+hot), chromedp.WaitVisible(chromedp.CSS("section.history"))); err != nil {
+			t.Fatal(err)
+		}
+		s := value(t, ctx, "read the page", chromedp.Text(chromedp.CSS("section.history")))
+		if !strings.Contains(s, "being indexed") {
+			break
+		}
+		if time.Since(start) > 3*time.Minute {
+			t.Fatalf("the history is still being indexed after %v", time.Since(start))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("version index of %d commits built in about %v", commits, time.Since(start).Round(100*time.Millisecond))
+	serverTime := func() float64 {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/note/"+hot), chromedp.WaitVisible(chromedp.CSS("section.history"))); err != nil {
+			t.Fatal(err)
+		}
+		return value(t, ctx, "navigation timing", chromedp.Evaluate[float64](
+			`(e => e.responseStart - e.requestStart)(performance.getEntriesByType("navigation")[0])`))
+	}
+	median := func(xs []float64) float64 {
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	var warm, afterCommit []float64
+	for i := 0; i < 5; i++ {
+		warm = append(warm, serverTime())
+	}
+	for i := 0; i < 5; i++ {
+		u.anamnesis("write", "--type", "episodic", "--title", fmt.Sprintf("Session %d", i), "--body", "A new commit.")
+		afterCommit = append(afterCommit, serverTime())
+	}
+	s := value(t, ctx, "read the page", chromedp.Text(chromedp.CSS("section.history")))
+	if !strings.Contains(s, "The newest 50 of 501 versions are shown") {
+		t.Errorf("history of the note edited at every tenth commit:\n%.600s", s)
+	}
+	t.Logf("note page at %d commits, time to first byte (ms): warm %v, right after a new commit %v", commits, warm, afterCommit)
+	if m := median(warm); m > 50 {
+		t.Errorf("warm: median %.1f ms, over the 50 ms budget", m)
+	}
+	if m := median(afterCommit); m > 50 {
+		t.Errorf("after a commit: median %.1f ms, over the 50 ms budget", m)
+	}
+	dir := artifactsDir(t)
+	for _, w := range []struct {
+		name string
+		w, h int64
+	}{{"1366", 1366, 900}, {"390", 390, 844}} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(w.w, w.h), chromedp.Navigate(base+"/note/"+hot),
+			chromedp.WaitVisible(chromedp.CSS("section.history"))); err != nil {
+			t.Fatal(err)
+		}
+		png := value(t, ctx, "screenshot", chromedp.FullScreenshot(100))
+		if err := os.WriteFile(filepath.Join(dir, "note-5000-commits-"+w.name+"-light.png"), png, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
