@@ -269,12 +269,17 @@ func TestUIInChromium(t *testing.T) {
 	// conflict is there: no sideways overflow on a phone, no axe-core
 	// violation, a focus ring on every control, a screenshot of each.
 	run("check the fleet once", chromedp.Navigate(base+"/fleet"), chromedp.WaitVisible(chromedp.CSS("table.doctor")))
+	commits := strings.Fields(gitOut(t, filepath.Join(laptop.store, "memory"), "log", "--format=%H", "--", "semantic/"+walrus+".md"))
+	if len(commits) < 2 {
+		t.Fatalf("history of the walrus note: %v", commits)
+	}
 	sweepPages(t, ctx, base, dir, []uiPage{
 		{"notes", "/", "ol.notes"},
 		{"search", "/?q=walrus+cache", "p.summary"},
 		{"search-empty", "/?q=zebra+unicorn", "div.empty"},
 		{"note", "/note/" + walrus, "article.prose"},
 		{"note-hostile", "/note/" + hostile, "article.prose"},
+		{"version", "/note/" + walrus + "/version/" + commits[len(commits)-1], "form.restore"},
 		{"edit", "/note/" + walrus + "/edit", "textarea[name=body]"},
 		{"new", "/new", "textarea[name=body]"},
 		{"conflicts", "/conflicts", "section.conflict"},

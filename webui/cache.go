@@ -260,3 +260,17 @@ func (s *Server) forgetFacets() {
 	s.facetsC.at = time.Time{}
 	s.facetsC.mu.Unlock()
 }
+
+// versionAt is the version of the note file at path that commit made.
+func (s *Server) versionAt(ctx context.Context, path, commit string) (anamnesis.Version, bool, error) {
+	scope, rel, _ := note.SplitHomePath(path)
+	if scope != note.ScopePortable {
+		return anamnesis.Version{}, false, nil
+	}
+	v, err := s.versions(ctx)
+	if err != nil || v == nil {
+		return anamnesis.Version{}, false, err
+	}
+	defer v.mu.Unlock()
+	return v.at(rel, commit)
+}

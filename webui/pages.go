@@ -156,7 +156,8 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 // version is one history entry with its diff from the one before.
 type version struct {
 	anamnesis.Version
-	Diff    []DiffLine
+	Diff    []DiffLine // of the body
+	Front   string     // which frontmatter keys changed, in one line
 	Created bool
 }
 
@@ -241,7 +242,10 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 			ver.Created = h.Complete
 		}
 		if !ver.Created {
-			ver.Diff = diffLines(prev, v.Content, 3)
+			pf, pb := splitFrontmatter([]byte(prev))
+			cf, cb := splitFrontmatter([]byte(v.Content))
+			ver.Diff = markWords(diffLines(pb, cb, 3))
+			ver.Front = frontSummary(pf, cf)
 		}
 		d.Versions = append(d.Versions, ver)
 	}
@@ -251,6 +255,8 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 		flash = "Saved and committed."
 	case "written":
 		flash = "Note written and committed."
+	case "restored":
+		flash = "The old version is restored, as a new commit."
 	}
 	if flash != "" && s.opts.SyncConfigured {
 		flash += " A sync to your other machines has started in the background."

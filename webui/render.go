@@ -41,6 +41,10 @@ var taskLabels = strings.NewReplacer(
 type DiffLine struct {
 	Op   byte
 	Text string
+	// Segs, on a changed line paired with its counterpart (a line
+	// rewritten rather than added or removed), is the line in pieces with
+	// the changed words marked (Hit); nil shows Text whole.
+	Segs []segment
 }
 
 // diffLines is a line diff of a and b, each change with up to context
@@ -57,7 +61,7 @@ func diffLines(a, b string, context int) []DiffLine {
 			op, changed = '+', true
 		}
 		for _, l := range splitLines(d.Text) {
-			all = append(all, DiffLine{op, l})
+			all = append(all, DiffLine{Op: op, Text: l})
 		}
 	}
 	if !changed {
@@ -85,12 +89,124 @@ func diffLines(a, b string, context int) []DiffLine {
 			out = append(out, all[i:j]...)
 		} else {
 			out = append(out, all[i:i+keepHead]...)
-			out = append(out, DiffLine{'~', fmt.Sprintf("%d unchanged lines", j-i-keepHead-keepTail)})
+			out = append(out, DiffLine{Op: '~', Text: fmt.Sprintf("%d unchanged lines", j-i-keepHead-keepTail)})
 			out = append(out, all[j-keepTail:j]...)
 		}
 		i = j
 	}
 	return out
+}
+
+// markWords pairs each run of removed lines with the run of added lines
+// right after it, line by line, and marks the words that differ within
+// each pair, so a one-word edit in a long line shows as that word.
+// Lines that have little in common stay whole: marking most of a line
+// says less than showing it removed and added.
+func markWords(lines []DiffLine) []DiffLine {
+	dmp := diffmatchpatch.New()
+	for i := 0; i < len(lines); {
+		if lines[i].Op != '-' {
+			i++
+			continue
+		}
+		d := i
+		for d < len(lines) && lines[d].Op == '-' {
+			d++
+		}
+		a := d
+		for a < len(lines) && lines[a].Op == '+' {
+			a++
+		}
+		for k := 0; k < d-i && d+k < a; k++ {
+			del, add := &lines[i+k], &lines[d+k]
+			diffs := dmp.DiffCleanupSemantic(dmp.DiffMain(del.Text, add.Text, false))
+			same := 0
+			for _, x := range diffs {
+				if x.Type == diffmatchpatch.DiffEqual {
+					same += len(x.Text)
+				}
+			}
+			if same*10 < max(len(del.Text), len(add.Text))*4 {
+				continue
+			}
+			for _, x := range diffs {
+				switch x.Type {
+				case diffmatchpatch.DiffEqual:
+					del.Segs = append(del.Segs, segment{Text: x.Text})
+					add.Segs = append(add.Segs, segment{Text: x.Text})
+				case diffmatchpatch.DiffDelete:
+					del.Segs = append(del.Segs, segment{Text: x.Text, Hit: true})
+				case diffmatchpatch.DiffInsert:
+					add.Segs = append(add.Segs, segment{Text: x.Text, Hit: true})
+				}
+			}
+		}
+		i = max(a, d)
+	}
+	return lines
+}
+
+// frontSummary says in one line which frontmatter keys changed between
+// two versions ("" when none did): the body diff shows the text, and a
+// timestamp rewritten at every save need not take ten lines of it.
+func frontSummary(prev, cur string) string {
+	a, b := frontKeys(prev), frontKeys(cur)
+	var changed, added, removed []string
+	for _, k := range b.order {
+		switch old, ok := a.vals[k]; {
+		case !ok:
+			added = append(added, k)
+		case old != b.vals[k]:
+			changed = append(changed, k)
+		}
+	}
+	for _, k := range a.order {
+		if _, ok := b.vals[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	var parts []string
+	if len(changed) > 0 {
+		parts = append(parts, strings.Join(changed, ", ")+" changed")
+	}
+	if len(added) > 0 {
+		parts = append(parts, strings.Join(added, ", ")+" added")
+	}
+	if len(removed) > 0 {
+		parts = append(parts, strings.Join(removed, ", ")+" removed")
+	}
+	return strings.Join(parts, "; ")
+}
+
+type frontMap struct {
+	order []string
+	vals  map[string]string
+}
+
+// frontKeys splits a frontmatter block into its top-level keys, each
+// with its lines (a list or a folded value continues on indented lines).
+func frontKeys(front string) frontMap {
+	m := frontMap{vals: map[string]string{}}
+	key := ""
+	for _, l := range strings.Split(front, "\n") {
+		if l == "" {
+			continue
+		}
+		if l[0] != ' ' && l[0] != '-' && l[0] != '#' {
+			if k, _, ok := strings.Cut(l, ":"); ok {
+				key = k
+				if _, seen := m.vals[key]; !seen {
+					m.order = append(m.order, key)
+				}
+				m.vals[key] = l
+				continue
+			}
+		}
+		if key != "" {
+			m.vals[key] += "\n" + l
+		}
+	}
+	return m
 }
 
 func splitLines(s string) []string {
@@ -239,7 +355,7 @@ func ago(now time.Time, s string) string {
 	}
 }
 
-var pageNames = []string{"notes", "note", "edit", "conflicts", "fleet", "error"}
+var pageNames = []string{"notes", "note", "edit", "conflicts", "fleet", "error", "version"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}

@@ -47,3 +47,29 @@ func TestPassage(t *testing.T) {
 		t.Errorf("no match: %+v", segs)
 	}
 }
+
+// A version's frontmatter changes are one line; its changed words are
+// marked within the lines that hold them.
+func TestFrontSummaryAndMarkWords(t *testing.T) {
+	prev := "id: X\ntitle: Walrus\nupdated_at: '1'\ntags:\n- a\n"
+	cur := "id: X\ntitle: Walrus\nupdated_at: '2'\ntags:\n- a\n- b\nproject: p\n"
+	if got := frontSummary(prev, cur); got != "updated_at, tags changed; project added" {
+		t.Errorf("frontSummary: %q", got)
+	}
+	lines := markWords(diffLines("The walrus cache holds 512 entries.\nsame\n", "The walrus cache holds 1024 entries.\nsame\n", 1))
+	var got []string
+	for _, l := range lines {
+		var b strings.Builder
+		for _, s := range l.Segs {
+			if s.Hit {
+				b.WriteString("[" + s.Text + "]")
+			} else {
+				b.WriteString(s.Text)
+			}
+		}
+		got = append(got, string(l.Op)+b.String())
+	}
+	if want := []string{"-The walrus cache holds [512] entries.", "+The walrus cache holds [1024] entries.", " "}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("markWords: %q", got)
+	}
+}

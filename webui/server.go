@@ -161,6 +161,8 @@ func New(ctx context.Context, st Store, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /note/{id}", s.notePage)
 	s.mux.HandleFunc("GET /note/{id}/edit", s.editPage)
 	s.mux.HandleFunc("POST /note/{id}/edit", s.saveEdit)
+	s.mux.HandleFunc("GET /note/{id}/version/{commit}", s.versionPage)
+	s.mux.HandleFunc("POST /note/{id}/version/{commit}/restore", s.restore)
 	s.mux.HandleFunc("GET /new", s.newPage)
 	s.mux.HandleFunc("POST /new", s.saveNew)
 	s.mux.HandleFunc("GET /conflicts", s.conflictsPage)

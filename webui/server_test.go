@@ -364,7 +364,7 @@ func TestPagesRender(t *testing.T) {
 		}
 	}
 	check("/?q=walrus", "Walrus cache size", "Results 1–1 for", "<mark>walrus</mark>")
-	check("/note/"+id, "Walrus cache size", `<span class="del">- The walrus cache holds 512 entries.</span>`, `<span class="add">&#43; The walrus cache holds 1024 entries.</span>`, "desk")
+	check("/note/"+id, "Walrus cache size", `<span class="del">- The walrus cache holds <mark class="w">512</mark> entries.</span>`, `<span class="add">&#43; The walrus cache holds <mark class="w">1024</mark> entries.</span>`, "desk")
 	check("/fleet", "desk", "this machine", "index integrity")
 	check("/new?supersedes="+id, `name="supersedes" value="`+id+`"`)
 	w := do(srv, "POST", "/new", url.Values{"csrf": {testCSRF}, "type": {"semantic"}, "title": {"Walrus cache, revised"},
@@ -439,5 +439,52 @@ func TestLastLoggedSync(t *testing.T) {
 	at, failed, detail, ok := lastLoggedSync(path)
 	if !ok || !failed || detail != "anamnesis: sync: fetch: hub unreachable" || at.Hour() != 11 {
 		t.Errorf("got %v %v %q %v", at, failed, detail, ok)
+	}
+}
+
+// An old version can be viewed and restored; the restore is a new commit
+// and refused when the note changed since the page was made.
+func TestViewAndRestoreVersion(t *testing.T) {
+	s := openStore(t, "desk", "")
+	id := write(t, s, "Walrus cache size", "The walrus cache holds 512 entries.")
+	n, _, _ := s.Get(ctx, id)
+	n.Body, n.Title = "The walrus cache holds 1024 entries.", "Walrus cache (raised)"
+	if _, err := s.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s)
+	h, err := s.History(ctx, id, 0)
+	if err != nil || len(h.Versions) != 2 {
+		t.Fatalf("history: %+v %v", h, err)
+	}
+	first := h.Versions[1].Commit
+	w := do(srv, "GET", "/note/"+id+"/version/"+first, nil, true, nil)
+	page := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(page, "512 entries") || !strings.Contains(page, "Restore this version") {
+		t.Fatalf("version page: %d\n%s", w.Code, page)
+	}
+	base := regexp.MustCompile(`name="base" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if base == nil {
+		t.Fatal("no base in the restore form")
+	}
+	if w := do(srv, "GET", "/note/"+id+"/version/"+strings.Repeat("0", 40), nil, true, nil); w.Code != http.StatusNotFound {
+		t.Errorf("unknown version: %d", w.Code)
+	}
+	if w := do(srv, "POST", "/note/"+id+"/version/"+first+"/restore", url.Values{"csrf": {testCSRF}, "base": {"stale"}}, true, nil); w.Code != http.StatusConflict {
+		t.Errorf("stale restore: %d", w.Code)
+	}
+	w = do(srv, "POST", "/note/"+id+"/version/"+first+"/restore", url.Values{"csrf": {testCSRF}, "base": {base[1]}}, true, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("restore: %d\n%s", w.Code, w.Body.String())
+	}
+	got, _, _ := s.Get(ctx, id)
+	if got.Body != "The walrus cache holds 512 entries." || got.Title != "Walrus cache size" {
+		t.Errorf("restored: %q %q", got.Title, got.Body)
+	}
+	if h, _ := s.History(ctx, id, 0); len(h.Versions) != 3 {
+		t.Errorf("the restore is not a new commit: %d versions", len(h.Versions))
+	}
+	if page := do(srv, "GET", "/note/"+id+"?done=restored", nil, true, nil).Body.String(); !strings.Contains(page, "restored, as a new commit") {
+		t.Error("no word of the restore")
 	}
 }

@@ -686,3 +686,28 @@ func decodeVersions(b []byte) (versionData, error) {
 	}
 	return d, nil
 }
+
+// at is the version of rel that commit made, content included; ok is
+// false when that commit made no version of it.
+func (v *versionIndex) at(rel, commit string) (ver anamnesis.Version, ok bool, err error) {
+	h := plumbing.NewHash(commit)
+	i, known := v.seen[h]
+	if !known || h.String() != commit {
+		return ver, false, nil
+	}
+	for _, c := range v.data.Paths[rel] {
+		if c.Commit != i {
+			continue
+		}
+		cr := v.data.Commits[i]
+		ver = anamnesis.Version{Commit: commit, Time: time.Unix(cr.Unix, 0).In(time.FixedZone("", int(cr.Zone))).Format("2006-01-02T15:04:05-07:00"),
+			Machine: cr.Machine, Subject: cr.Subject, Deleted: c.Blob == [20]byte{}}
+		if !ver.Deleted {
+			if ver.Content, err = v.blob(c.Blob); err != nil {
+				return ver, false, fmt.Errorf("read %s at %s: %w", rel, commit, err)
+			}
+		}
+		return ver, true, nil
+	}
+	return ver, false, nil
+}
