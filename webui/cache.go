@@ -274,3 +274,19 @@ func (s *Server) versionAt(ctx context.Context, path, commit string) (anamnesis.
 	defer v.mu.Unlock()
 	return v.at(rel, commit)
 }
+
+// whoMade is versionIndex.whoMade for a home-relative path; ok is false
+// when the history does not say (not committed, machine-local, or the
+// index is still being built).
+func (s *Server) whoMade(ctx context.Context, path, blobPrefix, body string) (machine, when string, ok bool) {
+	scope, rel, _ := note.SplitHomePath(path)
+	if scope != note.ScopePortable {
+		return "", "", false
+	}
+	v, err := s.versions(ctx)
+	if err != nil || v == nil {
+		return "", "", false
+	}
+	defer v.mu.Unlock()
+	return v.whoMade(rel, blobPrefix, body)
+}

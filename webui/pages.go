@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -412,9 +413,13 @@ type card struct {
 	ID      string
 	Note    *note.Note
 	Error   string
-	Diff    []DiffLine // from the first version of the conflict
 	IsCopy  bool
 	IsFirst bool
+	// By and At are the machine and time of this version's commit, as
+	// far as the history says (empty: it does not); the note's own
+	// machine_id names who first wrote the note, the same for every
+	// version.
+	By, At string
 }
 
 type conflictView struct {
@@ -422,8 +427,83 @@ type conflictView struct {
 	Kind     string // "copies" or "fork"
 	Replaces ref
 	Cards    []card
-	Merge    string // the text the merge box starts with
+	// Sides is the first version against each other one, side by side.
+	Sides []sideDiff
+	Merge string // the text the merge box starts with: both versions merged
 }
+
+// sideDiff is two versions side by side, row by row.
+type sideDiff struct {
+	Left, Right card
+	Rows        []sideRow
+}
+
+type sideRow struct {
+	Left, Right *DiffLine // nil: nothing on that side
+	Skip        string    // a run of unchanged lines left out
+}
+
+// sideBySide lays a line diff from a to b out in two columns: unchanged
+// lines on both sides, removed lines left beside the added lines that
+// replace them (changed words marked), the rest alone.
+func sideBySide(a, b string) []sideRow {
+	lines := markWords(diffLines(a, b, 2))
+	var rows []sideRow
+	for i := 0; i < len(lines); {
+		switch lines[i].Op {
+		case '~':
+			rows = append(rows, sideRow{Skip: lines[i].Text})
+			i++
+		case ' ':
+			rows = append(rows, sideRow{Left: &lines[i], Right: &lines[i]})
+			i++
+		default:
+			d := i
+			for d < len(lines) && lines[d].Op == '-' {
+				d++
+			}
+			e := d
+			for e < len(lines) && lines[e].Op == '+' {
+				e++
+			}
+			for k := 0; k < max(d-i, e-d); k++ {
+				var r sideRow
+				if i+k < d {
+					r.Left = &lines[i+k]
+				}
+				if d+k < e {
+					r.Right = &lines[d+k]
+				}
+				rows = append(rows, r)
+			}
+			i = e
+		}
+	}
+	return rows
+}
+
+// unionMerge is a starting point for a merge by hand: the lines both
+// versions share once, and where they differ, a's lines then b's, so
+// nothing of either is lost and the user deletes what should go.
+func unionMerge(a, b string) string {
+	lines := diffLines(a, b, 1<<30) // all context: every line
+	if lines == nil {
+		return a
+	}
+	var out []string
+	for _, l := range lines {
+		if l.Op != '~' {
+			out = append(out, l.Text)
+		}
+	}
+	// diffLines lists a run's removed lines before its added ones: a's
+	// text then b's, as wanted.
+	return strings.Join(out, "\n") + "\n"
+}
+
+// conflictCopyName matches a conflict copy's file: the note's path with
+// .conflict-<8 hex of the kept blob> before .md (gitsync names them).
+var conflictCopyName = regexp.MustCompile(`^(.*)\.conflict-([0-9a-f]{8})\.md$`)
 
 func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -441,22 +521,37 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 			v.Replaces = s.refOf(r, c.Replaces)
 			ids = append([]string{c.ID}, c.Rivals...)
 		}
-		var first *note.Note
+		mainPath := ""
 		for i, id := range ids {
 			cd := card{ID: id, IsCopy: v.Kind == "copies" && i > 0, IsFirst: i == 0}
-			n, _, _, err := s.st.GetFile(ctx, id)
+			n, path, _, err := s.st.GetFile(ctx, id)
 			if err != nil {
 				cd.Error = err.Error()
+				v.Cards = append(v.Cards, cd)
+				continue
+			}
+			cd.Note = n
+			if i == 0 {
+				mainPath = path
+			}
+			if m := conflictCopyName.FindStringSubmatch(path); m != nil && cd.IsCopy && mainPath != "" {
+				// The copy holds the version a sync set aside: its blob, at
+				// the note's own path, is the other machine's commit.
+				cd.By, cd.At, _ = s.whoMade(ctx, mainPath, m[2], "")
 			} else {
-				cd.Note = n
-				if i == 0 {
-					first = n
-					v.Merge = n.Body
-				} else if first != nil {
-					cd.Diff = diffLines(first.Body, n.Body, 2)
-				}
+				cd.By, cd.At, _ = s.whoMade(ctx, path, "", n.Body)
 			}
 			v.Cards = append(v.Cards, cd)
+		}
+		if first := v.Cards[0].Note; first != nil {
+			v.Merge = first.Body
+			for _, cd := range v.Cards[1:] {
+				if cd.Note == nil {
+					continue
+				}
+				v.Sides = append(v.Sides, sideDiff{Left: v.Cards[0], Right: cd, Rows: sideBySide(first.Body, cd.Note.Body)})
+				v.Merge = unionMerge(v.Merge, cd.Note.Body)
+			}
 		}
 		views = append(views, v)
 	}

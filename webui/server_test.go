@@ -319,9 +319,20 @@ func TestResolveFromConflictsPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.waitVersions()
 	page := do(srv, "GET", "/conflicts", nil, true, nil).Body.String()
 	if !strings.Contains(page, "45 minutes") || !strings.Contains(page, "60 minutes") || !strings.Contains(page, cp) {
 		t.Fatalf("conflicts page does not show both versions:\n%s", page)
+	}
+	// Each version is labelled with the machine that made it, side by
+	// side with the changed words marked; the merge box holds both; the
+	// navigation counts the conflict.
+	for _, want := range []string{"<strong>desk</strong>'s version", "<strong>laptop</strong>'s version", `class="sbs"`,
+		`<mark class="w">45</mark>`, `<mark class="w">60</mark>`, "The canary runs 60 minutes.\nThe canary runs 45 minutes.\n</textarea>",
+		`<span class="count" aria-label="1 unresolved">1</span>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("conflicts page lacks %q", want)
+		}
 	}
 	copyNote, _, _ := b.Get(ctx, cp)
 	w := do(srv, "POST", "/conflicts/resolve", url.Values{"csrf": {testCSRF}, "id": {id}, "keep": {cp}, "action": {"keep"}}, true, nil)

@@ -452,17 +452,7 @@ const maxVersionsShown = 50
 // file; with Content read for at most maxVersionsShown+1 of them.
 func (v *versionIndex) history(rel string) (anamnesis.History, int, error) {
 	out := anamnesis.History{Path: note.PortableDir + "/" + rel, Versions: []anamnesis.Version{}, Complete: true}
-	ch := append([]changeRec(nil), v.data.Paths[rel]...)
-	sort.SliceStable(ch, func(i, j int) bool {
-		a, b := v.data.Commits[ch[i].Commit], v.data.Commits[ch[j].Commit]
-		if a.Gen != b.Gen {
-			return a.Gen > b.Gen
-		}
-		if a.Unix != b.Unix {
-			return a.Unix > b.Unix
-		}
-		return ch[i].Commit < ch[j].Commit // found from the head down
-	})
+	ch := v.sorted(rel)
 	for i := range ch {
 		if ch[i].Added && ch[i].Blob != ([20]byte{}) {
 			ch = ch[:i+1] // the commit that added the file ends it
@@ -710,4 +700,57 @@ func (v *versionIndex) at(rel, commit string) (ver anamnesis.Version, ok bool, e
 		return ver, true, nil
 	}
 	return ver, false, nil
+}
+
+// sorted is rel's changes, newest first: by generation, then time.
+func (v *versionIndex) sorted(rel string) []changeRec {
+	ch := append([]changeRec(nil), v.data.Paths[rel]...)
+	sort.SliceStable(ch, func(i, j int) bool {
+		a, b := v.data.Commits[ch[i].Commit], v.data.Commits[ch[j].Commit]
+		if a.Gen != b.Gen {
+			return a.Gen > b.Gen
+		}
+		if a.Unix != b.Unix {
+			return a.Unix > b.Unix
+		}
+		return ch[i].Commit < ch[j].Commit // found from the head down
+	})
+	return ch
+}
+
+// maxWhoMadeReads bounds the versions read to find who wrote a body.
+const maxWhoMadeReads = 20
+
+// whoMade finds the commit that made a version of rel: the one whose
+// blob starts with blobPrefix (a conflict copy is named after the blob
+// it keeps) or, without a prefix, the newest commit other than a merge
+// whose version has this body (a merge that kept one side's body under
+// merged frontmatter made no version of its own). It returns the
+// commit's machine and time.
+func (v *versionIndex) whoMade(rel, blobPrefix, body string) (machine, when string, ok bool) {
+	reads := 0
+	for _, c := range v.sorted(rel) {
+		cr := v.data.Commits[c.Commit]
+		if blobPrefix != "" {
+			if !strings.HasPrefix(plumbing.Hash(c.Blob).String(), blobPrefix) {
+				continue
+			}
+		} else {
+			if cr.Merge || c.Blob == [20]byte{} {
+				continue
+			}
+			if reads++; reads > maxWhoMadeReads {
+				return "", "", false
+			}
+			content, err := v.blob(c.Blob)
+			if err != nil {
+				return "", "", false
+			}
+			if _, b := splitFrontmatter([]byte(content)); strings.TrimSpace(b) != strings.TrimSpace(body) {
+				continue
+			}
+		}
+		return cr.Machine, time.Unix(cr.Unix, 0).UTC().Format(time.RFC3339), true
+	}
+	return "", "", false
 }
