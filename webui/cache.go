@@ -235,29 +235,86 @@ func (s *Server) historyOf(ctx context.Context, path string) (h anamnesis.Histor
 const facetsMaxAge = 10 * time.Second
 
 type facetsCache struct {
-	mu sync.Mutex
-	at time.Time
-	f  anamnesis.Facets
+	mu   sync.Mutex
+	at   time.Time
+	rows []anamnesis.FacetRow
 }
 
-func (s *Server) facets(ctx context.Context) (anamnesis.Facets, error) {
+// facetRows is the index's counts per combination of type, scope,
+// project, machine and source, at most facetsMaxAge old.
+func (s *Server) facetRows(ctx context.Context) ([]anamnesis.FacetRow, error) {
 	c := &s.facetsC
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at.IsZero() && s.opts.Now().Sub(c.at) < facetsMaxAge {
-		return c.f, nil
+		return c.rows, nil
 	}
-	f, err := s.st.Facets(ctx)
+	rows, err := s.st.FacetRows(ctx)
 	if err != nil {
-		return f, err
+		return nil, err
 	}
-	c.f, c.at = f, s.opts.Now()
-	return f, nil
+	c.rows, c.at = rows, s.opts.Now()
+	return rows, nil
+}
+
+// facets counts every note by each column.
+func (s *Server) facets(ctx context.Context) (anamnesis.Facets, error) {
+	return s.facetsWithin(ctx, anamnesis.Filter{})
+}
+
+// facetsWithin counts the notes by each column within the other active
+// filters: with type=semantic set, the projects list counts semantic
+// notes, while the types list still counts every type (within the other
+// filters), so choosing another type shows what it would give. ("hide
+// superseded" is not a column of the counts: they include superseded
+// notes.)
+func (s *Server) facetsWithin(ctx context.Context, f anamnesis.Filter) (anamnesis.Facets, error) {
+	rows, err := s.facetRows(ctx)
+	if err != nil {
+		return anamnesis.Facets{}, err
+	}
+	out := anamnesis.Facets{ByType: map[string]int{}, ByScope: map[string]int{}, ByProject: map[string]int{},
+		ByMachine: map[string]int{}, BySource: map[string]int{}}
+	match := func(want, got string) bool { return want == "" || want == got }
+	for _, r := range rows {
+		t, sc, p := match(f.Type, r.Type), match(f.Scope, r.Scope), match(f.Project, r.Project)
+		m, src := match(f.MachineID, r.MachineID), match(f.ProvSource, r.ProvSource)
+		if t && sc && p && m && src {
+			out.Total += r.Notes
+		}
+		if sc && p && m && src {
+			out.ByType[r.Type] += r.Notes
+		}
+		if t && p && m && src {
+			out.ByScope[r.Scope] += r.Notes
+		}
+		if t && sc && m && src {
+			out.ByProject[r.Project] += r.Notes
+		}
+		if t && sc && p && src {
+			out.ByMachine[r.MachineID] += r.Notes
+		}
+		if t && sc && p && m {
+			out.BySource[r.ProvSource] += r.Notes
+		}
+	}
+	// A value chosen in a filter stays in its list even at zero, so the
+	// select still shows it.
+	for _, c := range []struct {
+		v string
+		m map[string]int
+	}{{f.Type, out.ByType}, {f.Scope, out.ByScope}, {f.Project, out.ByProject}, {f.MachineID, out.ByMachine}, {f.ProvSource, out.BySource}} {
+		if c.v != "" {
+			c.m[c.v] += 0
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) forgetFacets() {
 	s.facetsC.mu.Lock()
 	s.facetsC.at = time.Time{}
+	s.facetsC.rows = nil
 	s.facetsC.mu.Unlock()
 }
 

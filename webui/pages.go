@@ -124,7 +124,7 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	if d.Facets, err = s.facets(ctx); err != nil {
+	if d.Facets, err = s.facetsWithin(ctx, anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}); err != nil {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}

@@ -30,7 +30,7 @@ type Store interface {
 	SearchMode(ctx context.Context, query string, f anamnesis.Filter, mode string) ([]anamnesis.Hit, error, error)
 	HasEmbedder() bool
 	DefaultMode() string
-	Facets(ctx context.Context) (anamnesis.Facets, error)
+	FacetRows(ctx context.Context) ([]anamnesis.FacetRow, error)
 	SupersededBy(ctx context.Context, ids []string) (map[string][]string, error)
 	GetFile(ctx context.Context, id string) (*note.Note, string, []byte, error)
 	History(ctx context.Context, id string, maxCommits int) (anamnesis.History, error)

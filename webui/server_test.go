@@ -2,6 +2,7 @@ package webui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -497,5 +498,29 @@ func TestViewAndRestoreVersion(t *testing.T) {
 	}
 	if page := do(srv, "GET", "/note/"+id+"?done=restored", nil, true, nil).Body.String(); !strings.Contains(page, "restored, as a new commit") {
 		t.Error("no word of the restore")
+	}
+}
+
+// The filters' counts are within the other active filters.
+func TestFacetsWithinFilters(t *testing.T) {
+	s := openStore(t, "desk", "")
+	for i, p := range []string{"alpha", "alpha", "beta"} {
+		typ := []string{"semantic", "procedural", "semantic"}[i]
+		if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: typ, Title: fmt.Sprintf("Note %d", i), Body: "Body.", Project: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := newServer(t, s)
+	page := do(srv, "GET", "/?project=alpha", nil, true, nil).Body.String()
+	for _, want := range []string{">semantic (1)</option>", ">procedural (1)</option>", ">alpha (2)</option>", ">beta (1)</option>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("with project=alpha the filters lack %q", want)
+		}
+	}
+	page = do(srv, "GET", "/?type=semantic", nil, true, nil).Body.String()
+	for _, want := range []string{">alpha (1)</option>", ">beta (1)</option>", ">procedural (1)</option>", ">semantic (2)</option>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("with type=semantic the filters lack %q", want)
+		}
 	}
 }
