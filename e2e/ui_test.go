@@ -238,6 +238,12 @@ func TestUIInChromium(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("textarea[name=body]")))
 	run("change the body", chromedp.SetValue(chromedp.CSS("textarea[name=body]"), "The walrus cache holds **1024** entries since the load test of March.\n\nSee `cache/walrus.go`."))
 	shot("05-edit")
+	run("preview", chromedp.Click(chromedp.CSS(`form.editor button[name=preview]`)), chromedp.WaitVisible(chromedp.CSS("section.preview")))
+	if s := value(t, ctx, "read the preview", chromedp.Text(chromedp.CSS("section.preview"))); !strings.Contains(s, "1024") || strings.Contains(s, "**") {
+		t.Errorf("preview:\n%s", s)
+	}
+	axeCheck(t, ctx, axeSource(t), "the editor's preview")
+	shot("05b-edit-preview")
 	run("save", chromedp.Click(chromedp.CSS(`form.editor button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("div.flash")))
 	s = text()
 	if !strings.Contains(s, "Saved and committed") || !strings.Contains(s, "1024") || !strings.Contains(s, "since the load test") {
@@ -465,17 +471,9 @@ func sweepPages(t *testing.T, ctx context.Context, base, dir string, pages []uiP
 						t.Errorf("%s: the page is %.0f px wider than the screen; sticking out: %v", where, o.Scroll, o.Els)
 					}
 				}
-				value(t, ctx, "inject axe-core", chromedp.Evaluate[bool](axe+";true"))
-				res := value(t, ctx, "run axe-core", chromedp.Evaluate[axeResult](axeRun, chromedp.EvalAwaitPromise))
-				if res.Passes == 0 || res.Version != axeVersion {
-					t.Fatalf("%s: axe-core did not run as it should: %d rules passed, version %q", where, res.Passes, res.Version)
-				}
+				res := axeCheck(t, ctx, axe, where)
 				checks += res.Passes
-				vs := res.Violations
-				for _, v := range vs {
-					t.Errorf("%s: axe %s (%s): %s\n\t%s", where, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n\t"))
-				}
-				total += len(vs)
+				total += len(res.Violations)
 				if w.w > 500 && scheme == "light" {
 					checkFocusRings(t, ctx, where)
 				}
@@ -490,6 +488,21 @@ func sweepPages(t *testing.T, ctx context.Context, base, dir string, pages []uiP
 	if err := chromedp.Do(ctx, chromedp.EmulateReset()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// axeCheck runs axe-core on the page as it is and fails the test for
+// each violation.
+func axeCheck(t *testing.T, ctx context.Context, axe, where string) axeResult {
+	t.Helper()
+	value(t, ctx, "inject axe-core", chromedp.Evaluate[bool](axe+";true"))
+	res := value(t, ctx, "run axe-core", chromedp.Evaluate[axeResult](axeRun, chromedp.EvalAwaitPromise))
+	if res.Passes == 0 || res.Version != axeVersion {
+		t.Fatalf("%s: axe-core did not run as it should: %d rules passed, version %q", where, res.Passes, res.Version)
+	}
+	for _, v := range res.Violations {
+		t.Errorf("%s: axe %s (%s): %s\n\t%s", where, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n\t"))
+	}
+	return res
 }
 
 // checkFocusRings presses Tab through the page (at most 150 stops) and

@@ -298,6 +298,41 @@ type editData struct {
 	Stale   bool
 	Current *note.Note
 	Diff    []DiffLine
+	// Preview: the form was sent with "Preview", to be shown rendered
+	// above itself and not saved.
+	Preview bool
+	// Projects and Tags are what the store already uses, suggested.
+	Projects, TagsInUse []string
+}
+
+// maxTagSuggestions bounds the tags the editor suggests.
+const maxTagSuggestions = 40
+
+// suggest fills the editor's suggestions: every project (from the
+// filter counts, most notes first) and the tags of the newest notes.
+func (s *Server) suggest(r *http.Request, d *editData) {
+	ctx := r.Context()
+	if f, err := s.facets(ctx); err == nil { // suggestions are optional
+		for _, kv := range sortedCounts(f.ByProject) {
+			d.Projects = append(d.Projects, kv.K)
+		}
+	}
+	hits, err := s.st.List(ctx, anamnesis.Filter{Limit: 500})
+	if err != nil {
+		return
+	}
+	count := map[string]int{}
+	for _, h := range hits {
+		for _, t := range h.Tags {
+			count[t]++
+		}
+	}
+	for _, kv := range sortedCounts(count) {
+		if len(d.TagsInUse) == maxTagSuggestions {
+			break
+		}
+		d.TagsInUse = append(d.TagsInUse, kv.K)
+	}
 }
 
 func (s *Server) editPage(w http.ResponseWriter, r *http.Request) {
@@ -308,6 +343,7 @@ func (s *Server) editPage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := editData{ID: n.ID, Type: n.Type, Title: n.Title, Project: n.Project, Scope: n.Scope,
 		Tags: strings.Join(n.Tags, ", "), Body: n.Body, Base: hashOf(data), Types: note.Types()}
+	s.suggest(r, &d)
 	s.render(w, r, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
 }
 
@@ -340,6 +376,12 @@ func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Type, d.Scope = n.Type, n.Scope
+	if r.PostForm.Get("preview") != "" {
+		d.Preview = true
+		s.suggest(r, &d)
+		s.render(w, r, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
+		return
+	}
 	if cur := hashOf(data); cur != d.Base {
 		// Changed since the form was made (another machine's sync, an
 		// agent's write, another tab): show both and let the user decide;
@@ -385,6 +427,7 @@ func (s *Server) newPage(w http.ResponseWriter, r *http.Request) {
 	if d.Supersedes != "" {
 		title = "Supersede a note"
 	}
+	s.suggest(r, &d)
 	s.render(w, r, http.StatusOK, "edit", title, "new", d, "")
 }
 
@@ -392,6 +435,12 @@ func (s *Server) saveNew(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	d := editData{New: true, Type: f.Get("type"), Title: f.Get("title"), Project: f.Get("project"), Scope: f.Get("scope"),
 		Tags: f.Get("tags"), Body: formBody(f.Get("body")), Supersedes: strings.TrimSpace(f.Get("supersedes")), Types: note.Types()}
+	if f.Get("preview") != "" {
+		d.Preview = true
+		s.suggest(r, &d)
+		s.render(w, r, http.StatusOK, "edit", "Write a note", "new", d, "")
+		return
+	}
 	req := anamnesis.WriteRequest{Type: d.Type, Title: d.Title, Body: d.Body, Project: d.Project, Tags: formTags(d.Tags), Scope: d.Scope}
 	if d.Supersedes != "" {
 		req.Supersedes = []string{d.Supersedes}

@@ -259,14 +259,7 @@ var funcs = template.FuncMap{
 		}
 		return string(op)
 	},
-	"sorted": func(m map[string]int) []kv {
-		out := make([]kv, 0, len(m))
-		for k, v := range m {
-			out = append(out, kv{k, v})
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].N > out[j].N || out[i].N == out[j].N && out[i].K < out[j].K })
-		return out
-	},
+	"sorted": sortedCounts,
 	"query": func(pairs ...string) template.URL {
 		q := url.Values{}
 		for i := 0; i+1 < len(pairs); i += 2 {
@@ -292,6 +285,16 @@ var funcs = template.FuncMap{
 type kv struct {
 	K string
 	N int
+}
+
+// sortedCounts is m's entries, most first, then by name.
+func sortedCounts(m map[string]int) []kv {
+	out := make([]kv, 0, len(m))
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N > out[j].N || out[i].N == out[j].N && out[i].K < out[j].K })
+	return out
 }
 
 func clip(s string, n int) string {

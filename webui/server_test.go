@@ -524,3 +524,26 @@ func TestFacetsWithinFilters(t *testing.T) {
 		}
 	}
 }
+
+// Preview renders the form's markdown above it and saves nothing; the
+// editor suggests the store's projects and tags.
+func TestEditorPreviewAndSuggestions(t *testing.T) {
+	s := openStore(t, "desk", "")
+	if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: "Walrus", Body: "512.", Project: "github.com/acme/api", Tags: []string{"cache"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s)
+	page := do(srv, "GET", "/new", nil, true, nil).Body.String()
+	if !strings.Contains(page, `<option value="github.com/acme/api">`) || !strings.Contains(page, "Tags in use: cache") {
+		t.Errorf("no suggestions:\n%s", page)
+	}
+	w := do(srv, "POST", "/new", url.Values{"csrf": {testCSRF}, "type": {"semantic"}, "scope": {"portable"}, "title": {"Draft"},
+		"body": {"Some **bold** <script>x</script>"}, "preview": {"1"}}, true, nil)
+	page = w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(page, "Preview: not saved yet") || !strings.Contains(page, "<strong>bold</strong>") || strings.Contains(page, "<script>x") {
+		t.Errorf("preview: %d\n%s", w.Code, page)
+	}
+	if n, _ := s.Count(ctx, anamnesis.Filter{}); n != 1 {
+		t.Errorf("a preview wrote a note: %d notes", n)
+	}
+}
