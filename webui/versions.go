@@ -46,7 +46,7 @@ type versionIndex struct {
 
 // versionFormat changes when versionData's meaning does; a file of
 // another format is rebuilt.
-const versionFormat = 2
+const versionFormat = 3
 
 type versionData struct {
 	Format  int
@@ -558,7 +558,12 @@ func encodeVersions(d *versionData) []byte {
 		flag(c.Merge)
 		b = binary.AppendUvarint(b, uint64(c.Gen))
 	}
+	total := 0
+	for _, chs := range d.Paths {
+		total += len(chs)
+	}
 	b = binary.AppendUvarint(b, uint64(len(d.Paths)))
+	b = binary.AppendUvarint(b, uint64(total))
 	for p, chs := range d.Paths {
 		str(p)
 		b = binary.AppendUvarint(b, uint64(len(chs)))
@@ -574,89 +579,90 @@ func encodeVersions(d *versionData) []byte {
 var errVersionFile = errors.New("not a version index of this format")
 
 // decodeVersions reads encodeVersions' output; any inconsistency is an
-// error (the caller rebuilds), never a panic.
+// error (the caller rebuilds), never a panic. It allocates little: paths
+// and subjects are substrings of one copy of the file, every path's
+// changes share one array (capped, so extending one path's slice later
+// copies it rather than overwriting the next): a restarted server's
+// first page waits for this.
 func decodeVersions(b []byte) (versionData, error) {
 	var d versionData
-	rest, ok := strings.CutPrefix(string(b), versionMagic)
+	s, ok := strings.CutPrefix(string(b), versionMagic)
 	if !ok {
 		return d, errVersionFile
 	}
-	b = []byte(rest)
-	bad := false
+	pos, bad := 0, false
 	uv := func() uint64 {
-		x, n := binary.Uvarint(b)
-		if n <= 0 {
-			bad = true
+		if bad {
 			return 0
 		}
-		b = b[n:]
+		var x uint64
+		for shift := uint(0); ; shift += 7 {
+			if pos >= len(s) || shift > 63 {
+				bad = true
+				return 0
+			}
+			c := s[pos]
+			pos++
+			x |= uint64(c&0x7f) << shift
+			if c < 0x80 {
+				return x
+			}
+		}
+	}
+	sv := func() int64 { // zig-zag, as binary.AppendVarint
+		u := uv()
+		x := int64(u >> 1)
+		if u&1 != 0 {
+			x = ^x
+		}
 		return x
 	}
-	sv := func() int64 {
-		x, n := binary.Varint(b)
-		if n <= 0 {
+	take := func(n uint64) string {
+		if bad || n > uint64(len(s)-pos) {
 			bad = true
-			return 0
+			return ""
 		}
-		b = b[n:]
-		return x
-	}
-	take := func(n uint64) []byte {
-		if bad || n > uint64(len(b)) {
-			bad = true
-			return nil
-		}
-		out := b[:n]
-		b = b[n:]
+		out := s[pos : pos+int(n)]
+		pos += int(n)
 		return out
 	}
-	interned := map[string]string{}
-	str := func(intern bool) string {
-		raw := take(uv())
-		if intern {
-			if s, ok := interned[string(raw)]; ok {
-				return s
-			}
-			s := string(raw)
-			interned[s] = s
-			return s
-		}
-		return string(raw)
+	hash := func(dst *[20]byte) {
+		copy(dst[:], take(20))
 	}
+	flag := func() bool { return take(1) == "\x01" }
 	if uv() != versionFormat {
 		return d, errVersionFile
 	}
 	d.Format = versionFormat
-	d.Head = str(false)
+	d.Head = take(uv())
 	nc := uv()
-	if nc > uint64(len(b)/22) {
+	if bad || nc > uint64(len(s)-pos)/22 {
 		return d, errVersionFile
 	}
-	d.Commits = make([]commitRec, 0, nc)
-	for i := uint64(0); i < nc && !bad; i++ {
-		var c commitRec
-		copy(c.Hash[:], take(20))
+	d.Commits = make([]commitRec, nc)
+	for i := range d.Commits {
+		c := &d.Commits[i]
+		hash(&c.Hash)
 		c.Unix = sv()
 		c.Zone = int32(sv())
-		c.Machine = str(true)
-		c.Subject = str(false)
-		f := take(1)
-		c.Merge = len(f) == 1 && f[0] == 1
+		c.Machine = take(uv())
+		c.Subject = take(uv())
+		c.Merge = flag()
 		c.Gen = int32(uv())
-		d.Commits = append(d.Commits, c)
 	}
-	np := uv()
-	if bad || np > uint64(len(b)) {
+	np, total := uv(), uv()
+	if bad || np > uint64(len(s)-pos) || total > uint64(len(s)-pos)/22 {
 		return d, errVersionFile
 	}
+	all := make([]changeRec, 0, total)
 	d.Paths = make(map[string][]changeRec, np)
 	for i := uint64(0); i < np && !bad; i++ {
-		p := str(false)
+		p := take(uv())
 		n := uv()
-		if n > uint64(len(b)/21) {
+		if n > uint64(cap(all)-len(all)) {
 			return d, errVersionFile
 		}
-		chs := make([]changeRec, 0, n)
+		start := len(all)
 		for j := uint64(0); j < n && !bad; j++ {
 			var c changeRec
 			k := uv()
@@ -664,15 +670,25 @@ func decodeVersions(b []byte) (versionData, error) {
 				return d, errVersionFile
 			}
 			c.Commit = int32(k)
-			copy(c.Blob[:], take(20))
-			f := take(1)
-			c.Added = len(f) == 1 && f[0] == 1
-			chs = append(chs, c)
+			hash(&c.Blob)
+			c.Added = flag()
+			all = append(all, c)
 		}
-		d.Paths[p] = chs
+		d.Paths[p] = all[start:len(all):len(all)]
 	}
-	if bad || len(b) != 0 {
+	if bad || pos != len(s) {
 		return d, errVersionFile
+	}
+	// Machine names repeat: one string each, not a substring per commit
+	// keeping the file alive for nothing more.
+	names := map[string]string{}
+	for i := range d.Commits {
+		m := d.Commits[i].Machine
+		if n, ok := names[m]; ok {
+			d.Commits[i].Machine = n
+		} else {
+			names[m] = m
+		}
 	}
 	return d, nil
 }

@@ -86,6 +86,19 @@ func TestDecodeVersionsTruncated(t *testing.T) {
 	if err != nil || got.Head != "abc" || len(got.Commits) != 1 || !got.Commits[0].Merge || !got.Paths["semantic/a.md"][0].Added {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
+	// Paths share one array when read: adding a change to one must not
+	// touch another's.
+	d.Paths["semantic/b.md"] = []changeRec{{Commit: 0, Blob: [20]byte{7}}}
+	got, err = decodeVersions(encodeVersions(&d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range got.Paths {
+		got.Paths[p] = append(got.Paths[p], changeRec{Commit: 0, Blob: [20]byte{9}})
+	}
+	if a, b := got.Paths["semantic/a.md"], got.Paths["semantic/b.md"]; len(a) != 2 || len(b) != 2 || a[0].Blob != ([20]byte{}) || b[0].Blob != ([20]byte{7}) {
+		t.Errorf("appending crossed paths: %+v %+v", a, b)
+	}
 	for i := range len(b) {
 		if _, err := decodeVersions(b[:i]); err == nil {
 			t.Errorf("truncated at %d: no error", i)
