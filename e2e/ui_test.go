@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // artifactsDir is where the UI test leaves its screenshots
@@ -207,6 +208,19 @@ func TestUIInChromium(t *testing.T) {
 		t.Error("a note's script ran")
 	}
 	shot("02-notes")
+
+	// Arrow keys in a filter choose without reloading the page: it
+	// applies with its button.
+	value(t, ctx, "mark the page", chromedp.Evaluate[bool](`window.__stay = true`))
+	run("arrow down in a filter", chromedp.Focus(chromedp.CSS(`select[name=type]`)), chromedp.KeyEvent(kb.ArrowDown), chromedp.Sleep(500*time.Millisecond))
+	if stayed := value(t, ctx, "is it the same page", chromedp.Evaluate[bool](`window.__stay === true`)); !stayed {
+		t.Error("ArrowDown in a filter reloaded the page")
+	}
+	run("apply the filter", chromedp.Click(chromedp.CSS(`.facets button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("p.summary")))
+	if loc := value(t, ctx, "location", chromedp.Location()); !strings.Contains(loc, "type=") {
+		t.Errorf("Apply filters did not apply the type: %s", loc)
+	}
+	run("back to the list", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("ol.notes")))
 
 	// Search, with the real ranking.
 	run("search", chromedp.SetValue(chromedp.CSS(`input[name=q]`), "walrus cache"),
@@ -638,7 +652,7 @@ func TestUINoteIn5000CommitStore(t *testing.T) {
 		afterCommit = append(afterCommit, serverTime())
 	}
 	s := value(t, ctx, "read the page", chromedp.Text(chromedp.CSS("section.history")))
-	if !strings.Contains(s, "The newest 50 of 501 versions are shown") {
+	if !strings.Contains(s, "Versions 1–20 of 501, newest first.") {
 		t.Errorf("history of the note edited at every tenth commit:\n%.600s", s)
 	}
 	t.Logf("note page at %d commits, time to first byte (ms): warm %v, right after a new commit %v", commits, warm, afterCommit)

@@ -261,7 +261,8 @@ func BenchmarkPages10k(b *testing.B) {
 		{"notes-filtered", "/?type=semantic&project=github.com/example/project07", false},
 		{"search", "/?q=" + query, false},
 		{"note", "/note/" + newest.ID, false},
-		{"note-hot", "/note/" + hotID, false}, // 500 versions, 50 shown
+		{"note-hot", "/note/" + hotID, false}, // 500 versions, 20 shown
+		{"note-hot-oldest", "/note/" + hotID + "?from=490", false},
 		{"note-old", "/note/" + all[5000].ID, false},
 		{"edit", "/note/" + newest.ID + "/edit", false},
 		{"new", "/new?supersedes=" + newest.ID, false},
@@ -315,4 +316,30 @@ func BenchmarkPages10k(b *testing.B) {
 			get(b, srv, "/note/"+hotID)
 		}
 	})
+}
+
+// BenchmarkVersionIndexLoad decodes a kept version index the size of the
+// bench store's (10,000 files, 5,200 commits, 15,000 versions): the part
+// of a restarted server's first note page that is not the page itself.
+func BenchmarkVersionIndexLoad(b *testing.B) {
+	d := versionData{Format: versionFormat, Head: strings.Repeat("a", 40), Paths: map[string][]changeRec{}}
+	for i := range 5200 {
+		d.Commits = append(d.Commits, commitRec{Hash: [20]byte{byte(i), byte(i >> 8)}, Unix: int64(1e9 + i), Machine: []string{"desk", "laptop"}[i%2],
+			Subject: fmt.Sprintf("anamnesis: sync from desk at 2026-11-25T16:%02d:00+00:00", i%60), Gen: int32(i + 1)})
+	}
+	for i := range 10000 {
+		p := fmt.Sprintf("semantic/01M89R%020d.md", i)
+		d.Paths[p] = []changeRec{{Commit: 0, Added: true, Blob: [20]byte{byte(i)}}}
+		if i < 5000 {
+			d.Paths[p] = append(d.Paths[p], changeRec{Commit: int32(i + 1), Blob: [20]byte{byte(i), 1}})
+		}
+	}
+	data := encodeVersions(&d)
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := decodeVersions(data); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -207,8 +207,8 @@ func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
 
 // historyOf is note id's versions from the version index; building
 // says the index is not ready yet. total counts every version, of which
-// History holds the newest maxVersionsShown+1.
-func (s *Server) historyOf(ctx context.Context, path string) (h anamnesis.History, total int, building bool, err error) {
+// History holds limit+1 from the from-th.
+func (s *Server) historyOf(ctx context.Context, path string, from, limit int) (h anamnesis.History, total int, building bool, err error) {
 	scope, rel, _ := note.SplitHomePath(path)
 	if scope != note.ScopePortable {
 		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, false, nil
@@ -224,7 +224,7 @@ func (s *Server) historyOf(ctx context.Context, path string) (h anamnesis.Histor
 		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, building, nil
 	}
 	defer v.mu.Unlock()
-	h, total, err = v.history(rel)
+	h, total, err = v.history(rel, from, limit)
 	return h, total, false, err
 }
 

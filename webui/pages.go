@@ -178,11 +178,14 @@ type noteData struct {
 	// HistoryBuilding: the version index is being built (first start).
 	HistoryBuilding bool
 	VersionsTotal   int
-	Supersedes      []ref
-	SupersededBy    []ref
-	CopyOf          string   // this note is a conflict copy of CopyOf
-	Copies          []string // this note's conflict copies
-	Rivals          []string
+	// From is the first version shown (0: the newest); NextFrom the
+	// first of the next page of the history, 0 when there is none.
+	From, NextFrom int
+	Supersedes     []ref
+	SupersededBy   []ref
+	CopyOf         string   // this note is a conflict copy of CopyOf
+	Copies         []string // this note's conflict copies
+	Rivals         []string
 }
 
 func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
@@ -226,13 +229,18 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	h, total, building, err := s.historyOf(ctx, path)
+	limit := versionsShown
+	if f, err := strconv.Atoi(r.URL.Query().Get("from")); err == nil && f > 0 {
+		d.From = f
+	}
+	h, total, building, err := s.historyOf(ctx, path, d.From, limit)
 	if err != nil {
 		d.HistoryError = err.Error() // the note is still worth showing
 	}
 	d.History, d.HistoryBuilding, d.VersionsTotal = h, building, total
 	for i, v := range h.Versions {
-		if i == maxVersionsShown {
+		if i == limit {
+			d.NextFrom = d.From + limit
 			break // the last one read is only the base of a diff
 		}
 		ver := version{Version: v}

@@ -443,14 +443,16 @@ func writeFileAtomic(path string, data []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// maxVersionsShown bounds a note page: a note rewritten at every session
-// could have thousands of versions, each a diff to render.
-const maxVersionsShown = 50
+// versionsShown is how many versions a note page shows: a note
+// rewritten at every session could have thousands, each a blob to read
+// and a diff to render; older ones are on further pages of the history.
+const versionsShown = 20
 
 // history is the versions of rel (a path inside memory/), newest first,
 // as Store.History returns them, ending at the commit that added the
-// file; with Content read for at most maxVersionsShown+1 of them.
-func (v *versionIndex) history(rel string) (anamnesis.History, int, error) {
+// file; with Content read only for the limit versions from the from-th
+// on (and the one after them, the base of the last one's diff).
+func (v *versionIndex) history(rel string, from, limit int) (anamnesis.History, int, error) {
 	out := anamnesis.History{Path: note.PortableDir + "/" + rel, Versions: []anamnesis.Version{}, Complete: true}
 	ch := v.sorted(rel)
 	for i := range ch {
@@ -462,8 +464,8 @@ func (v *versionIndex) history(rel string) (anamnesis.History, int, error) {
 	out.Scanned = len(v.data.Commits)
 	total := len(ch)
 	out.Complete = total > 0 && ch[total-1].Added
-	for i, c := range ch {
-		if i > maxVersionsShown {
+	for i, c := range ch[min(from, total):] {
+		if i > limit {
 			out.Complete = false
 			break
 		}

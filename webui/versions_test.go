@@ -48,7 +48,7 @@ func TestVersionIndexMatchesWalk(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, path, _, _ := s.GetFile(ctx, id)
-			got, total, building, err := srv.historyOf(ctx, path)
+			got, total, building, err := srv.historyOf(ctx, path, 0, 1000)
 			if err != nil || building {
 				t.Fatalf("%s: %v (building %v)", id, err, building)
 			}
