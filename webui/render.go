@@ -396,7 +396,7 @@ type page struct {
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title, nav string, data any, flash string) {
 	var b bytes.Buffer
 	p := page{Title: title, Nav: nav, CSRF: s.opts.CSRF, Machine: s.st.MachineID(), Now: s.opts.Now(), Flash: flash, Data: data,
-		Sync: s.syncState(), Remote: s.st.Remote() != "", Back: r.URL.RequestURI()}
+		Sync: s.syncStateFor(r.Context()), Remote: s.st.Remote() != "", Back: r.URL.RequestURI()}
 	// A count that cannot be read leaves the navigation without it; the
 	// conflicts page itself reports the error.
 	if cs, err := s.st.Conflicts(r.Context()); err == nil {

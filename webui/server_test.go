@@ -330,7 +330,8 @@ func TestResolveFromConflictsPage(t *testing.T) {
 	// navigation counts the conflict.
 	for _, want := range []string{"<strong>desk</strong>'s version", "<strong>laptop</strong>'s version", `class="sbs"`,
 		`<mark class="w">45</mark>`, `<mark class="w">60</mark>`, "The canary runs 60 minutes.\nThe canary runs 45 minutes.\n</textarea>",
-		`<span class="count" aria-label="1 unresolved">1</span>`} {
+		`<span class="count" aria-label="1 unresolved">1</span>`,
+		"merged just now"} { // no sync report: the header falls back on this machine's merge commit
 		if !strings.Contains(page, want) {
 			t.Errorf("conflicts page lacks %q", want)
 		}

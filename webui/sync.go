@@ -22,6 +22,10 @@ type syncState struct {
 	Failed  bool
 	Detail  string // the error, or what the sync did
 	Running bool   // "Sync now" is running one
+	// FromHistory: no sync report was found (a foreground `anamnesis
+	// sync` writes none), and At is this machine's newest merge commit,
+	// a sync that found other machines' work.
+	FromHistory bool
 }
 
 // syncRecord is a sync this server ran ("Sync now").
@@ -54,6 +58,31 @@ func (s *Server) syncState() syncState {
 	}
 	if at, failed, detail, ok := lastLoggedSync(filepath.Join(s.st.Home(), "state", "sync.log")); ok && at.After(st.At) {
 		st.At, st.Failed, st.Detail = at, failed, detail
+	}
+	return st
+}
+
+// syncStateFor is syncState, falling back on the history when no report
+// says anything: this machine's newest merge commit.
+func (s *Server) syncStateFor(ctx context.Context) syncState {
+	st := s.syncState()
+	if !st.At.IsZero() || st.Running || s.st.Remote() == "" {
+		return st
+	}
+	v, err := s.versions(ctx)
+	if err != nil || v == nil {
+		return st
+	}
+	defer v.mu.Unlock()
+	me := s.st.MachineID()
+	var newest int64
+	for _, c := range v.data.Commits {
+		if c.Merge && c.Machine == me && c.Unix > newest {
+			newest = c.Unix
+		}
+	}
+	if newest > 0 {
+		st.At, st.FromHistory, st.Detail = time.Unix(newest, 0), true, "this machine's newest merge commit; a sync with nothing to merge leaves none"
 	}
 	return st
 }
