@@ -54,6 +54,16 @@ func (s *Store) Facets(ctx context.Context) (Facets, error) {
 	return out, nil
 }
 
+// FacetRow counts the notes of one combination of type, scope, project,
+// machine and source.
+type FacetRow = index.FacetRow
+
+// FacetRows is what Facets sums, one row per combination, for a caller
+// that counts within filters (the web UI's drop-downs).
+func (s *Store) FacetRows(ctx context.Context) ([]FacetRow, error) {
+	return guarded(ctx, s, func() ([]index.FacetRow, error) { return s.idx().Facets(ctx) })
+}
+
 // SupersededBy returns, for each of ids some note supersedes, the notes
 // that supersede it.
 func (s *Store) SupersededBy(ctx context.Context, ids []string) (map[string][]string, error) {

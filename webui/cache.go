@@ -2,10 +2,13 @@ package webui
 
 import (
 	"context"
+	"fmt"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 // slowCache holds what takes too long to compute for a page: doctor's
@@ -73,83 +76,156 @@ func (s *Server) refreshSlow(wait bool) {
 	go run()
 }
 
-// derivedCache keeps what is derived from memory/'s history, keyed by
-// the commit main pointed at: a new commit (a write, a sync by another
-// process) changes the key, so nothing stale is shown, and reading the
-// key costs one small file.
-type derivedCache struct {
-	mu      sync.Mutex
-	head    string
-	fleet   *fleetData
-	history map[string]anamnesis.History // by note id
-}
-
 type fleetData struct {
-	Machines []anamnesis.MachineActivity
+	Machines []machineRow
 	Complete bool
 }
 
-// maxHistories bounds the notes whose history is kept per head.
-const maxHistories = 256
+// machineRow is a machine with its last sync as far as this machine can
+// tell: another machine's commit that is here was pushed by a sync of
+// its own after it was made, and a merge commit is a sync; this
+// machine's own come from its sync log.
+type machineRow struct {
+	anamnesis.MachineActivity
+	LastSync string // RFC 3339, "" when nothing says
+	SyncHow  string // where LastSync comes from
+}
 
-func (c *derivedCache) at(head string) {
-	if c.head != head {
-		c.head, c.fleet, c.history = head, nil, map[string]anamnesis.History{}
+// versions brings the version index to main's head and returns it
+// locked (the caller unlocks v.mu), or nil while its first build runs in
+// the background (the page says the history is being indexed). Commits
+// that arrived since the last page are added here: one commit costs the
+// directories it touched, a few milliseconds.
+func (s *Server) versions(ctx context.Context) (*versionIndex, error) {
+	v := s.vers
+	s.versMu.Lock()
+	building := s.versBuilding
+	s.versMu.Unlock()
+	if building {
+		return nil, nil
 	}
+	head, err := s.st.Head(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	if err := v.update(ctx, head, true); err != nil {
+		v.mu.Unlock()
+		return nil, fmt.Errorf("index the history: %w", err)
+	}
+	if v.repo == nil { // no repository: nothing to show
+		v.mu.Unlock()
+		return nil, nil
+	}
+	return v, nil
+}
+
+// buildVersions brings the kept index up to date (or builds it, about
+// 2 ms a commit) in the background, so no page waits for it.
+func (s *Server) buildVersions() {
+	s.versMu.Lock()
+	s.versBuilding = true
+	s.versMu.Unlock()
+	go func() {
+		defer func() {
+			s.versMu.Lock()
+			s.versBuilding = false
+			s.versMu.Unlock()
+			close(s.versDone)
+		}()
+		head, err := s.st.Head(s.baseCtx)
+		v := s.vers
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if err == nil {
+			// A failure is not kept: the next page tries again and shows it.
+			_ = v.update(s.baseCtx, head, false)
+		}
+	}()
+}
+
+// waitVersions waits for the first build (tests, the benchmark).
+func (s *Server) waitVersions() {
+	<-s.versDone
 }
 
 func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
-	head, err := s.st.Head(ctx)
+	f, err := s.facets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := &s.cache
-	c.mu.Lock()
-	c.at(head)
-	f := c.fleet
-	c.mu.Unlock()
-	if f != nil {
-		return f, nil
+	by := map[string]*anamnesis.MachineActivity{}
+	get := func(m string) *anamnesis.MachineActivity {
+		if a := by[m]; a != nil {
+			return a
+		}
+		a := &anamnesis.MachineActivity{Machine: m, This: m == s.st.MachineID()}
+		by[m] = a
+		return a
 	}
-	ms, complete, err := s.st.Fleet(ctx, 0)
+	for m, n := range f.ByMachine {
+		get(m).Notes = n
+	}
+	get(s.st.MachineID())
+	v, err := s.versions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f = &fleetData{Machines: ms, Complete: complete}
-	c.mu.Lock()
-	if c.head == head {
-		c.fleet = f
+	complete := v != nil
+	if v != nil {
+		v.machines(get)
+		v.mu.Unlock()
 	}
-	c.mu.Unlock()
-	return f, nil
+	out := &fleetData{Complete: complete}
+	mine := s.syncState()
+	for _, a := range by {
+		row := machineRow{MachineActivity: *a}
+		switch {
+		case a.This && !mine.At.IsZero():
+			row.LastSync, row.SyncHow = mine.At.UTC().Format(time.RFC3339), "sync log"
+			if mine.Failed {
+				row.SyncHow = "sync log: it failed"
+			}
+		case a.This && a.LastMerge != "":
+			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+		case !a.This && a.LastMerge > a.LastCommit:
+			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+		case !a.This && a.LastCommit != "":
+			row.LastSync, row.SyncHow = a.LastCommit, "its newest commit that reached here"
+		}
+		out.Machines = append(out.Machines, row)
+	}
+	sort.Slice(out.Machines, func(i, j int) bool {
+		a, b := out.Machines[i], out.Machines[j]
+		if a.LastCommit != b.LastCommit {
+			return a.LastCommit > b.LastCommit
+		}
+		return a.Machine < b.Machine
+	})
+	return out, nil
 }
 
-func (s *Server) historyOf(ctx context.Context, id string) (anamnesis.History, error) {
-	head, err := s.st.Head(ctx)
+// historyOf is note id's versions from the version index; building
+// says the index is not ready yet. total counts every version, of which
+// History holds limit+1 from the from-th.
+func (s *Server) historyOf(ctx context.Context, path string, from, limit int) (h anamnesis.History, total int, building bool, err error) {
+	scope, rel, _ := note.SplitHomePath(path)
+	if scope != note.ScopePortable {
+		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, false, nil
+	}
+	v, err := s.versions(ctx)
 	if err != nil {
-		return anamnesis.History{}, err
+		return h, 0, false, err
 	}
-	c := &s.cache
-	c.mu.Lock()
-	c.at(head)
-	h, ok := c.history[id]
-	c.mu.Unlock()
-	if ok {
-		return h, nil
+	if v == nil {
+		s.versMu.Lock()
+		building = s.versBuilding
+		s.versMu.Unlock()
+		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, building, nil
 	}
-	h, err = s.st.History(ctx, id, 0)
-	if err != nil {
-		return h, err
-	}
-	c.mu.Lock()
-	if c.head == head && head != "" {
-		if len(c.history) >= maxHistories {
-			clear(c.history)
-		}
-		c.history[id] = h
-	}
-	c.mu.Unlock()
-	return h, nil
+	defer v.mu.Unlock()
+	h, total, err = v.history(rel, from, limit)
+	return h, total, false, err
 }
 
 // facetsMaxAge is how long the filters' counts are reused. They change
@@ -159,28 +235,115 @@ func (s *Server) historyOf(ctx context.Context, id string) (anamnesis.History, e
 const facetsMaxAge = 10 * time.Second
 
 type facetsCache struct {
-	mu sync.Mutex
-	at time.Time
-	f  anamnesis.Facets
+	mu   sync.Mutex
+	at   time.Time
+	rows []anamnesis.FacetRow
 }
 
-func (s *Server) facets(ctx context.Context) (anamnesis.Facets, error) {
+// facetRows is the index's counts per combination of type, scope,
+// project, machine and source, at most facetsMaxAge old.
+func (s *Server) facetRows(ctx context.Context) ([]anamnesis.FacetRow, error) {
 	c := &s.facetsC
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at.IsZero() && s.opts.Now().Sub(c.at) < facetsMaxAge {
-		return c.f, nil
+		return c.rows, nil
 	}
-	f, err := s.st.Facets(ctx)
+	rows, err := s.st.FacetRows(ctx)
 	if err != nil {
-		return f, err
+		return nil, err
 	}
-	c.f, c.at = f, s.opts.Now()
-	return f, nil
+	c.rows, c.at = rows, s.opts.Now()
+	return rows, nil
+}
+
+// facets counts every note by each column.
+func (s *Server) facets(ctx context.Context) (anamnesis.Facets, error) {
+	return s.facetsWithin(ctx, anamnesis.Filter{})
+}
+
+// facetsWithin counts the notes by each column within the other active
+// filters: with type=semantic set, the projects list counts semantic
+// notes, while the types list still counts every type (within the other
+// filters), so choosing another type shows what it would give. ("hide
+// superseded" is not a column of the counts: they include superseded
+// notes.)
+func (s *Server) facetsWithin(ctx context.Context, f anamnesis.Filter) (anamnesis.Facets, error) {
+	rows, err := s.facetRows(ctx)
+	if err != nil {
+		return anamnesis.Facets{}, err
+	}
+	out := anamnesis.Facets{ByType: map[string]int{}, ByScope: map[string]int{}, ByProject: map[string]int{},
+		ByMachine: map[string]int{}, BySource: map[string]int{}}
+	match := func(want, got string) bool { return want == "" || want == got }
+	for _, r := range rows {
+		t, sc, p := match(f.Type, r.Type), match(f.Scope, r.Scope), match(f.Project, r.Project)
+		m, src := match(f.MachineID, r.MachineID), match(f.ProvSource, r.ProvSource)
+		if t && sc && p && m && src {
+			out.Total += r.Notes
+		}
+		if sc && p && m && src {
+			out.ByType[r.Type] += r.Notes
+		}
+		if t && p && m && src {
+			out.ByScope[r.Scope] += r.Notes
+		}
+		if t && sc && m && src {
+			out.ByProject[r.Project] += r.Notes
+		}
+		if t && sc && p && src {
+			out.ByMachine[r.MachineID] += r.Notes
+		}
+		if t && sc && p && m {
+			out.BySource[r.ProvSource] += r.Notes
+		}
+	}
+	// A value chosen in a filter stays in its list even at zero, so the
+	// select still shows it.
+	for _, c := range []struct {
+		v string
+		m map[string]int
+	}{{f.Type, out.ByType}, {f.Scope, out.ByScope}, {f.Project, out.ByProject}, {f.MachineID, out.ByMachine}, {f.ProvSource, out.BySource}} {
+		if c.v != "" {
+			c.m[c.v] += 0
+		}
+	}
+	return out, nil
 }
 
 func (s *Server) forgetFacets() {
 	s.facetsC.mu.Lock()
 	s.facetsC.at = time.Time{}
+	s.facetsC.rows = nil
 	s.facetsC.mu.Unlock()
+}
+
+// versionAt is the version of the note file at path that commit made.
+func (s *Server) versionAt(ctx context.Context, path, commit string) (anamnesis.Version, bool, error) {
+	scope, rel, _ := note.SplitHomePath(path)
+	if scope != note.ScopePortable {
+		return anamnesis.Version{}, false, nil
+	}
+	v, err := s.versions(ctx)
+	if err != nil || v == nil {
+		return anamnesis.Version{}, false, err
+	}
+	defer v.mu.Unlock()
+	return v.at(rel, commit)
+}
+
+// whoMade is versionIndex.whoMade for a home-relative path; ok is false
+// when the history does not say (not committed, machine-local, or the
+// index is still being built).
+func (s *Server) whoMade(ctx context.Context, path, blobPrefix, body string) (machine, when string, ok bool) {
+	scope, rel, _ := note.SplitHomePath(path)
+	if scope != note.ScopePortable {
+		return "", "", false
+	}
+	v, err := s.versions(ctx)
+	if err != nil || v == nil {
+		return "", "", false
+	}
+	defer v.mu.Unlock()
+	return v.whoMade(rel, blobPrefix, body)
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,9 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
+
+// maxSearchPages bounds search paging: page N ranks N*50 results.
+const maxSearchPages = 20
 
 // statusOf maps a Store error to an HTTP status: the caller's mistakes
 // are 400 and 404, anything else 500.
@@ -32,6 +37,7 @@ type row struct {
 	anamnesis.Hit
 	Superseded bool
 	Score      string
+	Passage    []segment // search: the part that matched, words marked
 }
 
 type notesData struct {
@@ -46,6 +52,10 @@ type notesData struct {
 	Types                                          []string
 	NextUpdated, NextID                            string
 	Paged                                          bool // not the first page
+	// Search pages: Page is this one (from 1), NextPage the next or 0,
+	// From the number of the first result shown.
+	Page, NextPage, From int
+	Filtered             bool // a filter is set
 }
 
 func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
@@ -57,19 +67,42 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	if d.Live {
 		d.LiveParam = "1"
 	}
+	d.Filtered = d.Type != "" || d.Project != "" || d.Scope != "" || d.Machine != "" || d.Source != ""
 	f := anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}
 	var hits []anamnesis.Hit
 	var err error
+	var best float64
 	if d.Q != "" {
 		d.Searching = true
 		if d.Mode == "" {
 			d.Mode = s.st.DefaultMode()
 		}
-		f.Limit = PageSize
+		// Paging asks for every result up to the page: search ranks the
+		// whole store each time anyway, and pages are few.
+		d.Page = 1
+		if p, perr := strconv.Atoi(q.Get("page")); perr == nil && p > 1 && p <= maxSearchPages {
+			d.Page = p
+		}
+		f.Limit = PageSize*d.Page + 1
 		var degraded error
 		hits, degraded, err = s.st.SearchMode(ctx, d.Q, f, d.Mode)
 		if degraded != nil {
 			d.Degraded = degraded.Error()
+		}
+		if len(hits) > 0 {
+			best = hits[0].Score // relevance is to the best match of all pages
+		}
+		if len(hits) > PageSize*d.Page {
+			hits = hits[:PageSize*d.Page]
+			if d.Page < maxSearchPages {
+				d.NextPage = d.Page + 1
+			}
+		}
+		d.From = PageSize*(d.Page-1) + 1
+		if len(hits) >= d.From {
+			hits = hits[d.From-1:]
+		} else {
+			hits = nil
 		}
 	} else {
 		f.Live = d.Live
@@ -88,11 +121,11 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	if d.Facets, err = s.facets(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+	if d.Facets, err = s.facetsWithin(ctx, anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}); err != nil {
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	ids := make([]string, len(hits))
@@ -101,17 +134,16 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	sup, err := s.st.SupersededBy(ctx, ids)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
-	}
-	var best float64
-	if len(hits) > 0 {
-		best = hits[0].Score
 	}
 	for _, h := range hits {
 		rw := row{Hit: h, Superseded: len(sup[h.ID]) > 0}
-		if d.Searching && best > 0 {
-			rw.Score = fmt.Sprintf("%.2f", anamnesis.Relevance(h.Score, best))
+		if d.Searching {
+			rw.Passage = passage(h.Body, d.Q)
+			if best > 0 {
+				rw.Score = fmt.Sprintf("%.2f", anamnesis.Relevance(h.Score, best))
+			}
 		}
 		d.Rows = append(d.Rows, rw)
 	}
@@ -119,13 +151,14 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	if d.Searching {
 		title = "Search: " + d.Q
 	}
-	s.render(w, http.StatusOK, "notes", title, "notes", d, "")
+	s.render(w, r, http.StatusOK, "notes", title, "notes", d, "")
 }
 
 // version is one history entry with its diff from the one before.
 type version struct {
 	anamnesis.Version
-	Diff    []DiffLine
+	Diff    []DiffLine // of the body
+	Front   string     // which frontmatter keys changed, in one line
 	Created bool
 }
 
@@ -142,11 +175,17 @@ type noteData struct {
 	Versions     []version
 	History      anamnesis.History
 	HistoryError string
-	Supersedes   []ref
-	SupersededBy []ref
-	CopyOf       string   // this note is a conflict copy of CopyOf
-	Copies       []string // this note's conflict copies
-	Rivals       []string
+	// HistoryBuilding: the version index is being built (first start).
+	HistoryBuilding bool
+	VersionsTotal   int
+	// From is the first version shown (0: the newest); NextFrom the
+	// first of the next page of the history, 0 when there is none.
+	From, NextFrom int
+	Supersedes     []ref
+	SupersededBy   []ref
+	CopyOf         string   // this note is a conflict copy of CopyOf
+	Copies         []string // this note's conflict copies
+	Rivals         []string
 }
 
 func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +193,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	n, path, data, err := s.st.GetFile(ctx, id)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	d := noteData{Note: n, Path: path}
@@ -165,7 +204,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	}
 	by, err := s.st.SupersededBy(ctx, []string{id})
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	for _, b := range by[id] {
@@ -173,7 +212,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	}
 	conflicts, err := s.st.Conflicts(ctx)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	for _, c := range conflicts {
@@ -190,12 +229,20 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	h, err := s.historyOf(ctx, id)
+	limit := versionsShown
+	if f, err := strconv.Atoi(r.URL.Query().Get("from")); err == nil && f > 0 {
+		d.From = f
+	}
+	h, total, building, err := s.historyOf(ctx, path, d.From, limit)
 	if err != nil {
 		d.HistoryError = err.Error() // the note is still worth showing
 	}
-	d.History = h
+	d.History, d.HistoryBuilding, d.VersionsTotal = h, building, total
 	for i, v := range h.Versions {
+		if i == limit {
+			d.NextFrom = d.From + limit
+			break // the last one read is only the base of a diff
+		}
 		ver := version{Version: v}
 		prev := ""
 		if i+1 < len(h.Versions) {
@@ -204,7 +251,10 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 			ver.Created = h.Complete
 		}
 		if !ver.Created {
-			ver.Diff = diffLines(prev, v.Content, 3)
+			pf, pb := splitFrontmatter([]byte(prev))
+			cf, cb := splitFrontmatter([]byte(v.Content))
+			ver.Diff = markWords(diffLines(pb, cb, 3))
+			ver.Front = frontSummary(pf, cf)
 		}
 		d.Versions = append(d.Versions, ver)
 	}
@@ -214,11 +264,13 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 		flash = "Saved and committed."
 	case "written":
 		flash = "Note written and committed."
+	case "restored":
+		flash = "The old version is restored, as a new commit."
 	}
 	if flash != "" && s.opts.SyncConfigured {
 		flash += " A sync to your other machines has started in the background."
 	}
-	s.render(w, http.StatusOK, "note", n.Title, "notes", d, flash)
+	s.render(w, r, http.StatusOK, "note", n.Title, "notes", d, flash)
 }
 
 // refOf names a note by id and title, for links.
@@ -254,17 +306,53 @@ type editData struct {
 	Stale   bool
 	Current *note.Note
 	Diff    []DiffLine
+	// Preview: the form was sent with "Preview", to be shown rendered
+	// above itself and not saved.
+	Preview bool
+	// Projects and Tags are what the store already uses, suggested.
+	Projects, TagsInUse []string
+}
+
+// maxTagSuggestions bounds the tags the editor suggests.
+const maxTagSuggestions = 40
+
+// suggest fills the editor's suggestions: every project (from the
+// filter counts, most notes first) and the tags of the newest notes.
+func (s *Server) suggest(r *http.Request, d *editData) {
+	ctx := r.Context()
+	if f, err := s.facets(ctx); err == nil { // suggestions are optional
+		for _, kv := range sortedCounts(f.ByProject) {
+			d.Projects = append(d.Projects, kv.K)
+		}
+	}
+	hits, err := s.st.List(ctx, anamnesis.Filter{Limit: 500})
+	if err != nil {
+		return
+	}
+	count := map[string]int{}
+	for _, h := range hits {
+		for _, t := range h.Tags {
+			count[t]++
+		}
+	}
+	for _, kv := range sortedCounts(count) {
+		if len(d.TagsInUse) == maxTagSuggestions {
+			break
+		}
+		d.TagsInUse = append(d.TagsInUse, kv.K)
+	}
 }
 
 func (s *Server) editPage(w http.ResponseWriter, r *http.Request) {
 	n, _, data, err := s.st.GetFile(r.Context(), r.PathValue("id"))
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	d := editData{ID: n.ID, Type: n.Type, Title: n.Title, Project: n.Project, Scope: n.Scope,
 		Tags: strings.Join(n.Tags, ", "), Body: n.Body, Base: hashOf(data), Types: note.Types()}
-	s.render(w, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
+	s.suggest(r, &d)
+	s.render(w, r, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
 }
 
 func formTags(v string) []string {
@@ -292,17 +380,23 @@ func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
 	defer s.writeMu.Unlock()
 	n, _, data, err := s.st.GetFile(ctx, id)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	d.Type, d.Scope = n.Type, n.Scope
+	if r.PostForm.Get("preview") != "" {
+		d.Preview = true
+		s.suggest(r, &d)
+		s.render(w, r, http.StatusOK, "edit", "Edit: "+n.Title, "notes", d, "")
+		return
+	}
 	if cur := hashOf(data); cur != d.Base {
 		// Changed since the form was made (another machine's sync, an
 		// agent's write, another tab): show both and let the user decide;
 		// saving again from this page overwrites the new version.
 		d.Stale, d.Current, d.Base = true, n, cur
 		d.Diff = diffLines(n.Body, d.Body, 3)
-		s.render(w, http.StatusConflict, "edit", "Edit: "+n.Title, "notes", d, "")
+		s.render(w, r, http.StatusConflict, "edit", "Edit: "+n.Title, "notes", d, "")
 		return
 	}
 	n.Title, n.Body, n.Tags = strings.TrimSpace(d.Title), d.Body, formTags(d.Tags)
@@ -312,7 +406,7 @@ func (s *Server) saveEdit(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := s.st.Update(ctx, n); err != nil {
 		d.Error = err.Error()
-		s.render(w, statusOf(err), "edit", "Edit: "+n.Title, "notes", d, "")
+		s.render(w, r, statusOf(err), "edit", "Edit: "+n.Title, "notes", d, "")
 		return
 	}
 	s.afterWrite()
@@ -331,7 +425,7 @@ func (s *Server) newPage(w http.ResponseWriter, r *http.Request) {
 	if old := r.URL.Query().Get("supersedes"); old != "" {
 		n, _, _, err := s.st.GetFile(r.Context(), old)
 		if err != nil {
-			s.fail(w, statusOf(err), err)
+			s.fail(w, r, statusOf(err), err)
 			return
 		}
 		d.Supersedes, d.Type, d.Title, d.Project, d.Scope = n.ID, n.Type, n.Title, n.Project, n.Scope
@@ -341,13 +435,20 @@ func (s *Server) newPage(w http.ResponseWriter, r *http.Request) {
 	if d.Supersedes != "" {
 		title = "Supersede a note"
 	}
-	s.render(w, http.StatusOK, "edit", title, "new", d, "")
+	s.suggest(r, &d)
+	s.render(w, r, http.StatusOK, "edit", title, "new", d, "")
 }
 
 func (s *Server) saveNew(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
 	d := editData{New: true, Type: f.Get("type"), Title: f.Get("title"), Project: f.Get("project"), Scope: f.Get("scope"),
 		Tags: f.Get("tags"), Body: formBody(f.Get("body")), Supersedes: strings.TrimSpace(f.Get("supersedes")), Types: note.Types()}
+	if f.Get("preview") != "" {
+		d.Preview = true
+		s.suggest(r, &d)
+		s.render(w, r, http.StatusOK, "edit", "Write a note", "new", d, "")
+		return
+	}
 	req := anamnesis.WriteRequest{Type: d.Type, Title: d.Title, Body: d.Body, Project: d.Project, Tags: formTags(d.Tags), Scope: d.Scope}
 	if d.Supersedes != "" {
 		req.Supersedes = []string{d.Supersedes}
@@ -357,7 +458,7 @@ func (s *Server) saveNew(w http.ResponseWriter, r *http.Request) {
 	s.writeMu.Unlock()
 	if err != nil {
 		d.Error = err.Error()
-		s.render(w, statusOf(err), "edit", "Write a note", "new", d, "")
+		s.render(w, r, statusOf(err), "edit", "Write a note", "new", d, "")
 		return
 	}
 	s.afterWrite()
@@ -369,9 +470,13 @@ type card struct {
 	ID      string
 	Note    *note.Note
 	Error   string
-	Diff    []DiffLine // from the first version of the conflict
 	IsCopy  bool
 	IsFirst bool
+	// By and At are the machine and time of this version's commit, as
+	// far as the history says (empty: it does not); the note's own
+	// machine_id names who first wrote the note, the same for every
+	// version.
+	By, At string
 }
 
 type conflictView struct {
@@ -379,14 +484,89 @@ type conflictView struct {
 	Kind     string // "copies" or "fork"
 	Replaces ref
 	Cards    []card
-	Merge    string // the text the merge box starts with
+	// Sides is the first version against each other one, side by side.
+	Sides []sideDiff
+	Merge string // the text the merge box starts with: both versions merged
 }
+
+// sideDiff is two versions side by side, row by row.
+type sideDiff struct {
+	Left, Right card
+	Rows        []sideRow
+}
+
+type sideRow struct {
+	Left, Right *DiffLine // nil: nothing on that side
+	Skip        string    // a run of unchanged lines left out
+}
+
+// sideBySide lays a line diff from a to b out in two columns: unchanged
+// lines on both sides, removed lines left beside the added lines that
+// replace them (changed words marked), the rest alone.
+func sideBySide(a, b string) []sideRow {
+	lines := markWords(diffLines(a, b, 2))
+	var rows []sideRow
+	for i := 0; i < len(lines); {
+		switch lines[i].Op {
+		case '~':
+			rows = append(rows, sideRow{Skip: lines[i].Text})
+			i++
+		case ' ':
+			rows = append(rows, sideRow{Left: &lines[i], Right: &lines[i]})
+			i++
+		default:
+			d := i
+			for d < len(lines) && lines[d].Op == '-' {
+				d++
+			}
+			e := d
+			for e < len(lines) && lines[e].Op == '+' {
+				e++
+			}
+			for k := 0; k < max(d-i, e-d); k++ {
+				var r sideRow
+				if i+k < d {
+					r.Left = &lines[i+k]
+				}
+				if d+k < e {
+					r.Right = &lines[d+k]
+				}
+				rows = append(rows, r)
+			}
+			i = e
+		}
+	}
+	return rows
+}
+
+// unionMerge is a starting point for a merge by hand: the lines both
+// versions share once, and where they differ, a's lines then b's, so
+// nothing of either is lost and the user deletes what should go.
+func unionMerge(a, b string) string {
+	lines := diffLines(a, b, 1<<30) // all context: every line
+	if lines == nil {
+		return a
+	}
+	var out []string
+	for _, l := range lines {
+		if l.Op != '~' {
+			out = append(out, l.Text)
+		}
+	}
+	// diffLines lists a run's removed lines before its added ones: a's
+	// text then b's, as wanted.
+	return strings.Join(out, "\n") + "\n"
+}
+
+// conflictCopyName matches a conflict copy's file: the note's path with
+// .conflict-<8 hex of the kept blob> before .md (gitsync names them).
+var conflictCopyName = regexp.MustCompile(`^(.*)\.conflict-([0-9a-f]{8})\.md$`)
 
 func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	cs, err := s.st.Conflicts(ctx)
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	var views []conflictView
@@ -398,22 +578,37 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 			v.Replaces = s.refOf(r, c.Replaces)
 			ids = append([]string{c.ID}, c.Rivals...)
 		}
-		var first *note.Note
+		mainPath := ""
 		for i, id := range ids {
 			cd := card{ID: id, IsCopy: v.Kind == "copies" && i > 0, IsFirst: i == 0}
-			n, _, _, err := s.st.GetFile(ctx, id)
+			n, path, _, err := s.st.GetFile(ctx, id)
 			if err != nil {
 				cd.Error = err.Error()
+				v.Cards = append(v.Cards, cd)
+				continue
+			}
+			cd.Note = n
+			if i == 0 {
+				mainPath = path
+			}
+			if m := conflictCopyName.FindStringSubmatch(path); m != nil && cd.IsCopy && mainPath != "" {
+				// The copy holds the version a sync set aside: its blob, at
+				// the note's own path, is the other machine's commit.
+				cd.By, cd.At, _ = s.whoMade(ctx, mainPath, m[2], "")
 			} else {
-				cd.Note = n
-				if i == 0 {
-					first = n
-					v.Merge = n.Body
-				} else if first != nil {
-					cd.Diff = diffLines(first.Body, n.Body, 2)
-				}
+				cd.By, cd.At, _ = s.whoMade(ctx, path, "", n.Body)
 			}
 			v.Cards = append(v.Cards, cd)
+		}
+		if first := v.Cards[0].Note; first != nil {
+			v.Merge = first.Body
+			for _, cd := range v.Cards[1:] {
+				if cd.Note == nil {
+					continue
+				}
+				v.Sides = append(v.Sides, sideDiff{Left: v.Cards[0], Right: cd, Rows: sideBySide(first.Body, cd.Note.Body)})
+				v.Merge = unionMerge(v.Merge, cd.Note.Body)
+			}
 		}
 		views = append(views, v)
 	}
@@ -424,7 +619,7 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 			flash += " A sync has started in the background."
 		}
 	}
-	s.render(w, http.StatusOK, "conflicts", "Conflicts", "conflicts", views, flash)
+	s.render(w, r, http.StatusOK, "conflicts", "Conflicts", "conflicts", views, flash)
 }
 
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
@@ -440,7 +635,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
 	rep, err := s.st.Resolve(r.Context(), id, res)
 	s.writeMu.Unlock()
 	if err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	s.afterWrite()
@@ -471,15 +666,15 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 		v.FleetError = err.Error()
 	}
 	if v.Index, err = s.st.IndexState(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if v.Vectors, err = s.st.Vectors(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if v.Facets, err = s.facets(ctx); err != nil {
-		s.fail(w, statusOf(err), err)
+		s.fail(w, r, statusOf(err), err)
 		return
 	}
 	if v.Head, err = s.st.Head(ctx); err != nil {
@@ -501,7 +696,7 @@ func (s *Server) fleetPage(w http.ResponseWriter, r *http.Request) {
 			v.NumWarnings++
 		}
 	}
-	s.render(w, http.StatusOK, "fleet", "Fleet", "fleet", v, "")
+	s.render(w, r, http.StatusOK, "fleet", "Fleet", "fleet", v, "")
 }
 
 func (s *Server) refreshFleet(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,14 +25,26 @@ import (
 // replaced goldmark, whose package initialisers ran in every process of
 // the binary, the hooks included.)
 func renderMarkdown(body string) template.HTML {
-	return template.HTML(markdown.HTML(body))
+	return template.HTML(taskLabels.Replace(markdown.HTML(body)))
 }
+
+// taskLabels names task-list checkboxes for screen readers (axe-core:
+// a form control needs a name). The renderer escapes every "<" of note
+// text, so these strings only ever match its own markup.
+var taskLabels = strings.NewReplacer(
+	`<input type="checkbox" checked disabled>`, `<input type="checkbox" checked disabled aria-label="done">`,
+	`<input type="checkbox" disabled>`, `<input type="checkbox" disabled aria-label="not done">`,
+)
 
 // DiffLine is one line of a unified diff: Op is ' ', '+', '-' or '~'
 // (a run of unchanged lines left out, Text says how many).
 type DiffLine struct {
 	Op   byte
 	Text string
+	// Segs, on a changed line paired with its counterpart (a line
+	// rewritten rather than added or removed), is the line in pieces with
+	// the changed words marked (Hit); nil shows Text whole.
+	Segs []segment
 }
 
 // diffLines is a line diff of a and b, each change with up to context
@@ -48,7 +61,7 @@ func diffLines(a, b string, context int) []DiffLine {
 			op, changed = '+', true
 		}
 		for _, l := range splitLines(d.Text) {
-			all = append(all, DiffLine{op, l})
+			all = append(all, DiffLine{Op: op, Text: l})
 		}
 	}
 	if !changed {
@@ -76,12 +89,124 @@ func diffLines(a, b string, context int) []DiffLine {
 			out = append(out, all[i:j]...)
 		} else {
 			out = append(out, all[i:i+keepHead]...)
-			out = append(out, DiffLine{'~', fmt.Sprintf("%d unchanged lines", j-i-keepHead-keepTail)})
+			out = append(out, DiffLine{Op: '~', Text: fmt.Sprintf("%d unchanged lines", j-i-keepHead-keepTail)})
 			out = append(out, all[j-keepTail:j]...)
 		}
 		i = j
 	}
 	return out
+}
+
+// markWords pairs each run of removed lines with the run of added lines
+// right after it, line by line, and marks the words that differ within
+// each pair, so a one-word edit in a long line shows as that word.
+// Lines that have little in common stay whole: marking most of a line
+// says less than showing it removed and added.
+func markWords(lines []DiffLine) []DiffLine {
+	dmp := diffmatchpatch.New()
+	for i := 0; i < len(lines); {
+		if lines[i].Op != '-' {
+			i++
+			continue
+		}
+		d := i
+		for d < len(lines) && lines[d].Op == '-' {
+			d++
+		}
+		a := d
+		for a < len(lines) && lines[a].Op == '+' {
+			a++
+		}
+		for k := 0; k < d-i && d+k < a; k++ {
+			del, add := &lines[i+k], &lines[d+k]
+			diffs := dmp.DiffCleanupSemantic(dmp.DiffMain(del.Text, add.Text, false))
+			same := 0
+			for _, x := range diffs {
+				if x.Type == diffmatchpatch.DiffEqual {
+					same += len(x.Text)
+				}
+			}
+			if same*10 < max(len(del.Text), len(add.Text))*4 {
+				continue
+			}
+			for _, x := range diffs {
+				switch x.Type {
+				case diffmatchpatch.DiffEqual:
+					del.Segs = append(del.Segs, segment{Text: x.Text})
+					add.Segs = append(add.Segs, segment{Text: x.Text})
+				case diffmatchpatch.DiffDelete:
+					del.Segs = append(del.Segs, segment{Text: x.Text, Hit: true})
+				case diffmatchpatch.DiffInsert:
+					add.Segs = append(add.Segs, segment{Text: x.Text, Hit: true})
+				}
+			}
+		}
+		i = max(a, d)
+	}
+	return lines
+}
+
+// frontSummary says in one line which frontmatter keys changed between
+// two versions ("" when none did): the body diff shows the text, and a
+// timestamp rewritten at every save need not take ten lines of it.
+func frontSummary(prev, cur string) string {
+	a, b := frontKeys(prev), frontKeys(cur)
+	var changed, added, removed []string
+	for _, k := range b.order {
+		switch old, ok := a.vals[k]; {
+		case !ok:
+			added = append(added, k)
+		case old != b.vals[k]:
+			changed = append(changed, k)
+		}
+	}
+	for _, k := range a.order {
+		if _, ok := b.vals[k]; !ok {
+			removed = append(removed, k)
+		}
+	}
+	var parts []string
+	if len(changed) > 0 {
+		parts = append(parts, strings.Join(changed, ", ")+" changed")
+	}
+	if len(added) > 0 {
+		parts = append(parts, strings.Join(added, ", ")+" added")
+	}
+	if len(removed) > 0 {
+		parts = append(parts, strings.Join(removed, ", ")+" removed")
+	}
+	return strings.Join(parts, "; ")
+}
+
+type frontMap struct {
+	order []string
+	vals  map[string]string
+}
+
+// frontKeys splits a frontmatter block into its top-level keys, each
+// with its lines (a list or a folded value continues on indented lines).
+func frontKeys(front string) frontMap {
+	m := frontMap{vals: map[string]string{}}
+	key := ""
+	for _, l := range strings.Split(front, "\n") {
+		if l == "" {
+			continue
+		}
+		if l[0] != ' ' && l[0] != '-' && l[0] != '#' {
+			if k, _, ok := strings.Cut(l, ":"); ok {
+				key = k
+				if _, seen := m.vals[key]; !seen {
+					m.order = append(m.order, key)
+				}
+				m.vals[key] = l
+				continue
+			}
+		}
+		if key != "" {
+			m.vals[key] += "\n" + l
+		}
+	}
+	return m
 }
 
 func splitLines(s string) []string {
@@ -111,9 +236,12 @@ var funcs = template.FuncMap{
 	"markdown": renderMarkdown,
 	"date":     shortDate,
 	"ago":      ago,
-	"snippet":  snippet,
-	"short":    func(s string) string { return clip(s, 12) },
-	"join":     strings.Join,
+	"since": func(now, t time.Time) string {
+		return ago(now, t.UTC().Format(time.RFC3339))
+	},
+	"snippet": snippet,
+	"short":   func(s string) string { return clip(s, 12) },
+	"join":    strings.Join,
 	"diffop": func(op byte) string {
 		switch op {
 		case '+':
@@ -131,14 +259,7 @@ var funcs = template.FuncMap{
 		}
 		return string(op)
 	},
-	"sorted": func(m map[string]int) []kv {
-		out := make([]kv, 0, len(m))
-		for k, v := range m {
-			out = append(out, kv{k, v})
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i].N > out[j].N || out[i].N == out[j].N && out[i].K < out[j].K })
-		return out
-	},
+	"sorted": sortedCounts,
 	"query": func(pairs ...string) template.URL {
 		q := url.Values{}
 		for i := 0; i+1 < len(pairs); i += 2 {
@@ -151,6 +272,8 @@ var funcs = template.FuncMap{
 		}
 		return template.URL("/?" + q.Encode())
 	},
+	"add":  func(a, b, c int) int { return a + b + c },
+	"itoa": strconv.Itoa,
 	"pct": func(a, b int) int {
 		if b == 0 {
 			return 0
@@ -162,6 +285,16 @@ var funcs = template.FuncMap{
 type kv struct {
 	K string
 	N int
+}
+
+// sortedCounts is m's entries, most first, then by name.
+func sortedCounts(m map[string]int) []kv {
+	out := make([]kv, 0, len(m))
+	for k, v := range m {
+		out = append(out, kv{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N > out[j].N || out[i].N == out[j].N && out[i].K < out[j].K })
+	return out
 }
 
 func clip(s string, n int) string {
@@ -225,7 +358,7 @@ func ago(now time.Time, s string) string {
 	}
 }
 
-var pageNames = []string{"notes", "note", "edit", "conflicts", "fleet", "error"}
+var pageNames = []string{"notes", "note", "edit", "conflicts", "fleet", "error", "version"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
@@ -248,13 +381,27 @@ type page struct {
 	Now     time.Time
 	Flash   string
 	Data    any
+	// Conflicts counts unresolved conflicts, for the navigation.
+	Conflicts int
+	// Sync is the last sync as far as this server knows; Remote says
+	// one is configured; Back is this page's path, where "Sync now"
+	// returns to.
+	Sync   syncState
+	Remote bool
+	Back   string
 }
 
 // render writes a page; a template error (a bug, not the user's) becomes
 // a 500 with the error, never a half page.
-func (s *Server) render(w http.ResponseWriter, status int, name, title, nav string, data any, flash string) {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title, nav string, data any, flash string) {
 	var b bytes.Buffer
-	p := page{Title: title, Nav: nav, CSRF: s.opts.CSRF, Machine: s.st.MachineID(), Now: s.opts.Now(), Flash: flash, Data: data}
+	p := page{Title: title, Nav: nav, CSRF: s.opts.CSRF, Machine: s.st.MachineID(), Now: s.opts.Now(), Flash: flash, Data: data,
+		Sync: s.syncStateFor(r.Context()), Remote: s.st.Remote() != "", Back: r.URL.RequestURI()}
+	// A count that cannot be read leaves the navigation without it; the
+	// conflicts page itself reports the error.
+	if cs, err := s.st.Conflicts(r.Context()); err == nil {
+		p.Conflicts = len(cs)
+	}
 	if err := s.pages[name].Execute(&b, p); err != nil {
 		http.Error(w, "render "+name+": "+err.Error(), http.StatusInternalServerError)
 		return
@@ -265,6 +412,13 @@ func (s *Server) render(w http.ResponseWriter, status int, name, title, nav stri
 }
 
 // fail shows an error page.
-func (s *Server) fail(w http.ResponseWriter, status int, err error) {
-	s.render(w, status, "error", "Error", "", err.Error(), "")
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	s.render(w, r, status, "error", "Error", "", errorPage{Status: status, Text: http.StatusText(status), Detail: err.Error()}, "")
+}
+
+// errorPage is what the error page shows: the status, in words, and the
+// error itself.
+type errorPage struct {
+	Status       int
+	Text, Detail string
 }

@@ -24,3 +24,52 @@ func TestSnippetIsPlainText(t *testing.T) {
 		t.Errorf("a long body gives %d runes ending %q", len(got), got[len(got)-1])
 	}
 }
+
+// A search result shows the passage with the query words, marked; the
+// note's text stays text.
+func TestPassage(t *testing.T) {
+	body := strings.Repeat("Unrelated words fill the start of this note. ", 10) +
+		"The <b>walrus</b> caching layer holds 512 entries. " + strings.Repeat("More filler. ", 30)
+	segs := passage(body, "walrus cache")
+	var b strings.Builder
+	for _, s := range segs {
+		if s.Hit {
+			b.WriteString("[" + s.Text + "]")
+		} else {
+			b.WriteString(s.Text)
+		}
+	}
+	got := b.String()
+	if !strings.HasPrefix(got, "…") || !strings.Contains(got, "[walrus]") || !strings.Contains(got, "[caching]") || !strings.Contains(got, "<b>") {
+		t.Errorf("passage: %q", got)
+	}
+	if segs := passage("short note", "absent"); len(segs) != 1 || segs[0].Text != "short note" {
+		t.Errorf("no match: %+v", segs)
+	}
+}
+
+// A version's frontmatter changes are one line; its changed words are
+// marked within the lines that hold them.
+func TestFrontSummaryAndMarkWords(t *testing.T) {
+	prev := "id: X\ntitle: Walrus\nupdated_at: '1'\ntags:\n- a\n"
+	cur := "id: X\ntitle: Walrus\nupdated_at: '2'\ntags:\n- a\n- b\nproject: p\n"
+	if got := frontSummary(prev, cur); got != "updated_at, tags changed; project added" {
+		t.Errorf("frontSummary: %q", got)
+	}
+	lines := markWords(diffLines("The walrus cache holds 512 entries.\nsame\n", "The walrus cache holds 1024 entries.\nsame\n", 1))
+	var got []string
+	for _, l := range lines {
+		var b strings.Builder
+		for _, s := range l.Segs {
+			if s.Hit {
+				b.WriteString("[" + s.Text + "]")
+			} else {
+				b.WriteString(s.Text)
+			}
+		}
+		got = append(got, string(l.Op)+b.String())
+	}
+	if want := []string{"-The walrus cache holds [512] entries.", "+The walrus cache holds [1024] entries.", " "}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("markWords: %q", got)
+	}
+}

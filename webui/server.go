@@ -30,7 +30,7 @@ type Store interface {
 	SearchMode(ctx context.Context, query string, f anamnesis.Filter, mode string) ([]anamnesis.Hit, error, error)
 	HasEmbedder() bool
 	DefaultMode() string
-	Facets(ctx context.Context) (anamnesis.Facets, error)
+	FacetRows(ctx context.Context) ([]anamnesis.FacetRow, error)
 	SupersededBy(ctx context.Context, ids []string) (map[string][]string, error)
 	GetFile(ctx context.Context, id string) (*note.Note, string, []byte, error)
 	History(ctx context.Context, id string, maxCommits int) (anamnesis.History, error)
@@ -38,6 +38,7 @@ type Store interface {
 	Update(ctx context.Context, n *note.Note) (string, error)
 	Conflicts(ctx context.Context) ([]anamnesis.Conflict, error)
 	Resolve(ctx context.Context, id string, r anamnesis.Resolution) (anamnesis.ResolveReport, error)
+	Sync(ctx context.Context, opts anamnesis.SyncOptions) (anamnesis.SyncReport, error)
 	Fleet(ctx context.Context, maxCommits int) ([]anamnesis.MachineActivity, bool, error)
 	IndexState(ctx context.Context) (anamnesis.IndexStatus, error)
 	Vectors(ctx context.Context) (*anamnesis.VectorStatus, error)
@@ -107,8 +108,18 @@ type Server struct {
 	writeMu sync.Mutex
 
 	slow    slowCache
-	cache   derivedCache
 	facetsC facetsCache
+
+	// vers is the history of every note file, kept up to date with main;
+	// versBuilding says its first build (or catching up at start) runs.
+	vers         *versionIndex
+	versMu       sync.Mutex
+	versBuilding bool
+	versDone     chan struct{} // closed when the first build ends
+
+	// syncMu guards lastSync, the last sync "Sync now" ran.
+	syncMu   sync.Mutex
+	lastSync syncRecord
 
 	baseCtx context.Context
 }
@@ -136,7 +147,8 @@ func New(ctx context.Context, st Store, opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{st: st, opts: opts, port: port, baseCtx: ctx, mux: http.NewServeMux()}
+	s := &Server{st: st, opts: opts, port: port, baseCtx: ctx, mux: http.NewServeMux(), vers: newVersionIndex(st.Home()), versDone: make(chan struct{})}
+	s.buildVersions()
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -149,12 +161,15 @@ func New(ctx context.Context, st Store, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /note/{id}", s.notePage)
 	s.mux.HandleFunc("GET /note/{id}/edit", s.editPage)
 	s.mux.HandleFunc("POST /note/{id}/edit", s.saveEdit)
+	s.mux.HandleFunc("GET /note/{id}/version/{commit}", s.versionPage)
+	s.mux.HandleFunc("POST /note/{id}/version/{commit}/restore", s.restore)
 	s.mux.HandleFunc("GET /new", s.newPage)
 	s.mux.HandleFunc("POST /new", s.saveNew)
 	s.mux.HandleFunc("GET /conflicts", s.conflictsPage)
 	s.mux.HandleFunc("POST /conflicts/resolve", s.resolve)
 	s.mux.HandleFunc("GET /fleet", s.fleetPage)
 	s.mux.HandleFunc("POST /fleet/refresh", s.refreshFleet)
+	s.mux.HandleFunc("POST /sync", s.syncNow)
 	return s, nil
 }
 

@@ -2,10 +2,13 @@ package webui
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -42,6 +45,7 @@ func newServer(t testing.TB, st Store) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.waitVersions()
 	return srv
 }
 
@@ -316,9 +320,21 @@ func TestResolveFromConflictsPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.waitVersions()
 	page := do(srv, "GET", "/conflicts", nil, true, nil).Body.String()
 	if !strings.Contains(page, "45 minutes") || !strings.Contains(page, "60 minutes") || !strings.Contains(page, cp) {
 		t.Fatalf("conflicts page does not show both versions:\n%s", page)
+	}
+	// Each version is labelled with the machine that made it, side by
+	// side with the changed words marked; the merge box holds both; the
+	// navigation counts the conflict.
+	for _, want := range []string{"<strong>desk</strong>'s version", "<strong>laptop</strong>'s version", `class="sbs"`,
+		`<mark class="w">45</mark>`, `<mark class="w">60</mark>`, "The canary runs 60 minutes.\nThe canary runs 45 minutes.\n</textarea>",
+		`<span class="count" aria-label="1 unresolved">1</span>`,
+		"merged just now"} { // no sync report: the header falls back on this machine's merge commit
+		if !strings.Contains(page, want) {
+			t.Errorf("conflicts page lacks %q", want)
+		}
 	}
 	copyNote, _, _ := b.Get(ctx, cp)
 	w := do(srv, "POST", "/conflicts/resolve", url.Values{"csrf": {testCSRF}, "id": {id}, "keep": {cp}, "action": {"keep"}}, true, nil)
@@ -360,8 +376,8 @@ func TestPagesRender(t *testing.T) {
 			}
 		}
 	}
-	check("/?q=walrus", "Walrus cache size", "1 best match")
-	check("/note/"+id, "Walrus cache size", `<span class="del">- The walrus cache holds 512 entries.</span>`, `<span class="add">&#43; The walrus cache holds 1024 entries.</span>`, "desk")
+	check("/?q=walrus", "Walrus cache size", "Results 1–1 for", "<mark>walrus</mark>")
+	check("/note/"+id, "Walrus cache size", `<span class="del">- The walrus cache holds <mark class="w">512</mark> entries.</span>`, `<span class="add">&#43; The walrus cache holds <mark class="w">1024</mark> entries.</span>`, "desk")
 	check("/fleet", "desk", "this machine", "index integrity")
 	check("/new?supersedes="+id, `name="supersedes" value="`+id+`"`)
 	w := do(srv, "POST", "/new", url.Values{"csrf": {testCSRF}, "type": {"semantic"}, "title": {"Walrus cache, revised"},
@@ -384,5 +400,151 @@ func TestPagesRender(t *testing.T) {
 	}
 	if w := do(srv, "GET", "/note/..%2f..%2fetc", nil, true, nil); w.Code != http.StatusBadRequest && w.Code != http.StatusNotFound {
 		t.Errorf("odd id: %d", w.Code)
+	}
+}
+
+// "Sync now" runs a sync, returns to the page it came from (only a path
+// of this server), and the header says how it went; without the CSRF
+// token it is refused.
+func TestSyncNow(t *testing.T) {
+	hub := testutil.BareHub(t)
+	s := openStore(t, "desk", hub)
+	write(t, s, "Walrus cache size", "512 entries.")
+	srv := newServer(t, s)
+	if w := do(srv, "POST", "/sync", url.Values{"back": {"/fleet"}}, true, nil); w.Code != http.StatusForbidden {
+		t.Errorf("without CSRF: %d", w.Code)
+	}
+	page := do(srv, "GET", "/", nil, true, nil).Body.String()
+	if !strings.Contains(page, "no sync seen yet") || !strings.Contains(page, `action="/sync"`) {
+		t.Errorf("before a sync the header says:\n%s", page)
+	}
+	w := do(srv, "POST", "/sync", url.Values{"csrf": {testCSRF}, "back": {"/fleet"}}, true, nil)
+	if w.Code != http.StatusSeeOther || w.Header().Get("Location") != "/fleet" {
+		t.Fatalf("sync now: %d %q", w.Code, w.Header().Get("Location"))
+	}
+	page = do(srv, "GET", "/fleet", nil, true, nil).Body.String()
+	if !strings.Contains(page, `class="sync ok"`) || !strings.Contains(page, "synced just now") || !strings.Contains(page, "pushed") {
+		t.Errorf("after a sync the header says:\n%s", page)
+	}
+	if w := do(srv, "POST", "/sync", url.Values{"csrf": {testCSRF}, "back": {"//evil.test/"}}, true, nil); w.Header().Get("Location") != "/" {
+		t.Errorf("back to another site: %q", w.Header().Get("Location"))
+	}
+
+	// A hub that is gone: the header turns red and says why.
+	bad := openStore(t, "laptop", filepath.Join(t.TempDir(), "no-such-hub.git"))
+	write(t, bad, "Canary", "30 minutes.")
+	srv = newServer(t, bad)
+	do(srv, "POST", "/sync", url.Values{"csrf": {testCSRF}, "back": {"/"}}, true, nil)
+	page = do(srv, "GET", "/", nil, true, nil).Body.String()
+	if !strings.Contains(page, `class="sync bad"`) || !strings.Contains(page, "sync failed just now") || !strings.Contains(page, "Last sync failed:") {
+		t.Errorf("after a failed sync the header says:\n%s", page)
+	}
+}
+
+// The last background sync is read from state/sync.log.
+func TestLastLoggedSync(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sync.log")
+	log := "2026-11-25T10:00:00.000Z pid 7 synced\n2026-11-25T10:00:01.000Z pid 7 exit 0 after 1s\n" +
+		"2026-11-25T11:00:00.000Z pid 9 anamnesis: sync: fetch: hub unreachable\n2026-11-25T11:00:02.000Z pid 9 exit 1 after 2s\n"
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at, failed, detail, ok := lastLoggedSync(path)
+	if !ok || !failed || detail != "anamnesis: sync: fetch: hub unreachable" || at.Hour() != 11 {
+		t.Errorf("got %v %v %q %v", at, failed, detail, ok)
+	}
+}
+
+// An old version can be viewed and restored; the restore is a new commit
+// and refused when the note changed since the page was made.
+func TestViewAndRestoreVersion(t *testing.T) {
+	s := openStore(t, "desk", "")
+	id := write(t, s, "Walrus cache size", "The walrus cache holds 512 entries.")
+	n, _, _ := s.Get(ctx, id)
+	n.Body, n.Title = "The walrus cache holds 1024 entries.", "Walrus cache (raised)"
+	if _, err := s.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s)
+	h, err := s.History(ctx, id, 0)
+	if err != nil || len(h.Versions) != 2 {
+		t.Fatalf("history: %+v %v", h, err)
+	}
+	first := h.Versions[1].Commit
+	w := do(srv, "GET", "/note/"+id+"/version/"+first, nil, true, nil)
+	page := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(page, "512 entries") || !strings.Contains(page, "Restore this version") {
+		t.Fatalf("version page: %d\n%s", w.Code, page)
+	}
+	base := regexp.MustCompile(`name="base" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if base == nil {
+		t.Fatal("no base in the restore form")
+	}
+	if w := do(srv, "GET", "/note/"+id+"/version/"+strings.Repeat("0", 40), nil, true, nil); w.Code != http.StatusNotFound {
+		t.Errorf("unknown version: %d", w.Code)
+	}
+	if w := do(srv, "POST", "/note/"+id+"/version/"+first+"/restore", url.Values{"csrf": {testCSRF}, "base": {"stale"}}, true, nil); w.Code != http.StatusConflict {
+		t.Errorf("stale restore: %d", w.Code)
+	}
+	w = do(srv, "POST", "/note/"+id+"/version/"+first+"/restore", url.Values{"csrf": {testCSRF}, "base": {base[1]}}, true, nil)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("restore: %d\n%s", w.Code, w.Body.String())
+	}
+	got, _, _ := s.Get(ctx, id)
+	if got.Body != "The walrus cache holds 512 entries." || got.Title != "Walrus cache size" {
+		t.Errorf("restored: %q %q", got.Title, got.Body)
+	}
+	if h, _ := s.History(ctx, id, 0); len(h.Versions) != 3 {
+		t.Errorf("the restore is not a new commit: %d versions", len(h.Versions))
+	}
+	if page := do(srv, "GET", "/note/"+id+"?done=restored", nil, true, nil).Body.String(); !strings.Contains(page, "restored, as a new commit") {
+		t.Error("no word of the restore")
+	}
+}
+
+// The filters' counts are within the other active filters.
+func TestFacetsWithinFilters(t *testing.T) {
+	s := openStore(t, "desk", "")
+	for i, p := range []string{"alpha", "alpha", "beta"} {
+		typ := []string{"semantic", "procedural", "semantic"}[i]
+		if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: typ, Title: fmt.Sprintf("Note %d", i), Body: "Body.", Project: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := newServer(t, s)
+	page := do(srv, "GET", "/?project=alpha", nil, true, nil).Body.String()
+	for _, want := range []string{">semantic (1)</option>", ">procedural (1)</option>", ">alpha (2)</option>", ">beta (1)</option>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("with project=alpha the filters lack %q", want)
+		}
+	}
+	page = do(srv, "GET", "/?type=semantic", nil, true, nil).Body.String()
+	for _, want := range []string{">alpha (1)</option>", ">beta (1)</option>", ">procedural (1)</option>", ">semantic (2)</option>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("with type=semantic the filters lack %q", want)
+		}
+	}
+}
+
+// Preview renders the form's markdown above it and saves nothing; the
+// editor suggests the store's projects and tags.
+func TestEditorPreviewAndSuggestions(t *testing.T) {
+	s := openStore(t, "desk", "")
+	if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: "Walrus", Body: "512.", Project: "github.com/acme/api", Tags: []string{"cache"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s)
+	page := do(srv, "GET", "/new", nil, true, nil).Body.String()
+	if !strings.Contains(page, `<option value="github.com/acme/api">`) || !strings.Contains(page, "Tags in use: cache") {
+		t.Errorf("no suggestions:\n%s", page)
+	}
+	w := do(srv, "POST", "/new", url.Values{"csrf": {testCSRF}, "type": {"semantic"}, "scope": {"portable"}, "title": {"Draft"},
+		"body": {"Some **bold** <script>x</script>"}, "preview": {"1"}}, true, nil)
+	page = w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(page, "Preview: not saved yet") || !strings.Contains(page, "<strong>bold</strong>") || strings.Contains(page, "<script>x") {
+		t.Errorf("preview: %d\n%s", w.Code, page)
+	}
+	if n, _ := s.Count(ctx, anamnesis.Filter{}); n != 1 {
+		t.Errorf("a preview wrote a note: %d notes", n)
 	}
 }

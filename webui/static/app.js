@@ -2,10 +2,8 @@
 // without it; it only saves clicks.
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
-  // Filters apply as soon as one changes.
-  document.querySelectorAll("[data-autosubmit]").forEach(function (el) {
-    el.addEventListener("change", function () { el.form.submit(); });
-  });
+  // Filters apply with their button (or Enter), never on "change": one
+  // ArrowDown in a focused select fires it, which reloaded the page.
   // The fleet page reloads once its background checks are done.
   if (document.querySelector("[data-reload-while-checking]")) {
     setTimeout(function () { location.reload(); }, 1500);

@@ -1,0 +1,774 @@
+package webui
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/note"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// versionIndex records, for every file of memory/, the commits that
+// changed it, so a note's history is a map lookup instead of a walk of
+// the whole log: the walk (Store.History) decodes the note's type
+// directory, a third of the store, at every commit since the note was
+// made, about 7 ms a commit, and its answer was dropped at every new
+// commit. The index is built once (in the background when the server
+// starts), extended by only the commits that arrived when main moves
+// (a write, a sync by any process), and kept in state/webui-versions.bin
+// so a restarted server starts warm.
+//
+// It also holds each commit's author machine, time and parents, which is
+// all the fleet page needs: no log walk per page there either.
+type versionIndex struct {
+	mu      sync.Mutex
+	file    string // where it is kept; "" keeps nothing
+	dir     string // memory/
+	repo    *git.Repository
+	data    versionData
+	seen    map[plumbing.Hash]int32 // commit -> index in data.Commits
+	ready   bool                    // built up to data.Head at least once
+	unsaved int                     // commits indexed since the file was written
+}
+
+// versionFormat changes when versionData's meaning does; a file of
+// another format is rebuilt.
+const versionFormat = 3
+
+type versionData struct {
+	Format  int
+	Head    string
+	Commits []commitRec
+	Paths   map[string][]changeRec
+}
+
+type commitRec struct {
+	Hash    [20]byte
+	Unix    int64
+	Zone    int32 // seconds east of UTC, to show the committer's own time
+	Machine string
+	Subject string
+	Merge   bool
+	// Gen is one more than the greatest of the parents' (a root commit
+	// is 1): versions are ordered by it first, so a child always shows
+	// above its parent whatever the machines' clocks said, as the log
+	// walk orders them.
+	Gen int32
+}
+
+// changeRec is one commit whose version of a file differs from every
+// parent's: a new version (Blob zero: the commit deleted it).
+type changeRec struct {
+	Commit int32
+	Blob   [20]byte
+	Added  bool // no parent had the file
+}
+
+func newVersionIndex(home string) *versionIndex {
+	return &versionIndex{
+		file: filepath.Join(home, "state", "webui-versions.bin"),
+		dir:  filepath.Join(home, note.PortableDir),
+	}
+}
+
+// open loads the kept index and the repository; without a repository
+// there is nothing to index (ok false).
+func (v *versionIndex) open() (ok bool, err error) {
+	if v.repo != nil {
+		return true, nil
+	}
+	if _, err := os.Stat(filepath.Join(v.dir, ".git")); err != nil {
+		return false, nil
+	}
+	r, err := git.PlainOpen(v.dir)
+	if err != nil {
+		return false, fmt.Errorf("open %s: %w", v.dir, err)
+	}
+	v.repo = r
+	v.data = versionData{Format: versionFormat, Paths: map[string][]changeRec{}}
+	v.seen = map[plumbing.Hash]int32{}
+	if v.file == "" {
+		return true, nil
+	}
+	b, err := os.ReadFile(v.file)
+	if err != nil {
+		return true, nil // not kept yet: built from scratch
+	}
+	d, err := decodeVersions(b)
+	if err != nil {
+		return true, nil // damaged or older: rebuilt
+	}
+	for i, c := range d.Commits {
+		v.seen[c.Hash] = int32(i)
+	}
+	// A kept head that is no longer in the repository (history rewritten
+	// by hand) makes the index untrustworthy: rebuild.
+	if d.Head != "" {
+		if _, err := r.CommitObject(plumbing.NewHash(d.Head)); err != nil {
+			v.seen = map[plumbing.Hash]int32{}
+			return true, nil
+		}
+	}
+	v.data = d
+	v.ready = true
+	return true, nil
+}
+
+// update brings the index to head. It must be called with v.mu held.
+// keepLater leaves saving to a later update unless saveEvery commits
+// are waiting.
+func (v *versionIndex) update(ctx context.Context, head string, keepLater bool) error {
+	ok, err := v.open()
+	if err != nil || !ok {
+		return err
+	}
+	if head == "" || head == v.data.Head {
+		return nil
+	}
+	added, err := v.extend(ctx, plumbing.NewHash(head))
+	if err != nil {
+		return err
+	}
+	v.data.Head = head
+	v.ready = true
+	v.unsaved += added
+	if v.unsaved >= saveEvery || v.unsaved > 0 && !keepLater {
+		v.save()
+	}
+	return nil
+}
+
+// extend indexes every commit reachable from head that is not indexed
+// yet, and returns how many it added.
+func (v *versionIndex) extend(ctx context.Context, head plumbing.Hash) (int, error) {
+	var todo []*object.Commit
+	stack := []plumbing.Hash{head}
+	queued := map[plumbing.Hash]bool{head: true}
+	for len(stack) > 0 {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if _, ok := v.seen[h]; ok {
+			continue
+		}
+		c, err := v.repo.CommitObject(h)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			continue // a shallow clone's boundary
+		}
+		if err != nil {
+			return 0, fmt.Errorf("commit %s: %w", h, err)
+		}
+		todo = append(todo, c)
+		for _, p := range c.ParentHashes {
+			if !queued[p] {
+				queued[p] = true
+				stack = append(stack, p)
+			}
+		}
+	}
+	gens := map[plumbing.Hash]int32{}
+	byHash := make(map[plumbing.Hash]*object.Commit, len(todo))
+	for _, c := range todo {
+		byHash[c.Hash] = c
+	}
+	var gen func(h plumbing.Hash) int32
+	gen = func(h plumbing.Hash) int32 {
+		if i, ok := v.seen[h]; ok {
+			return v.data.Commits[i].Gen
+		}
+		if g, ok := gens[h]; ok {
+			return g
+		}
+		c := byHash[h]
+		if c == nil {
+			return 0 // beyond a shallow clone's boundary
+		}
+		g := int32(1)
+		for _, p := range c.ParentHashes {
+			g = max(g, gen(p)+1)
+		}
+		gens[h] = g
+		return g
+	}
+	trees := map[plumbing.Hash]*object.Tree{} // small cache for this extension
+	for _, c := range todo {
+		gen(c.Hash)
+	}
+	for _, c := range todo {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := v.addCommit(c, gens[c.Hash], trees); err != nil {
+			return 0, err
+		}
+		if len(trees) > 64 {
+			clear(trees)
+		}
+	}
+	return len(todo), nil
+}
+
+func (v *versionIndex) tree(h plumbing.Hash, cache map[plumbing.Hash]*object.Tree) (*object.Tree, error) {
+	if h.IsZero() {
+		return &object.Tree{}, nil
+	}
+	if t := cache[h]; t != nil {
+		return t, nil
+	}
+	t, err := v.repo.TreeObject(h)
+	if err != nil {
+		return nil, err
+	}
+	cache[h] = t
+	return t, nil
+}
+
+// diffTrees calls fn for each file whose blob differs between trees a
+// and b (zero: absent), descending only into subtrees whose hashes
+// differ, so a commit costs the directories it touched.
+func (v *versionIndex) diffTrees(a, b plumbing.Hash, prefix string, cache map[plumbing.Hash]*object.Tree, fn func(path string, from, to plumbing.Hash)) error {
+	if a == b {
+		return nil
+	}
+	ta, err := v.tree(a, cache)
+	if err != nil {
+		return err
+	}
+	tb, err := v.tree(b, cache)
+	if err != nil {
+		return err
+	}
+	type side struct {
+		hash plumbing.Hash
+		dir  bool
+	}
+	visit := func(name string, x, y side) error {
+		if x.hash == y.hash && x.dir == y.dir {
+			return nil
+		}
+		p := prefix + name
+		var xa, ya plumbing.Hash // subtree hashes
+		var xf, yf plumbing.Hash // file blobs
+		if x.dir {
+			xa = x.hash
+		} else {
+			xf = x.hash
+		}
+		if y.dir {
+			ya = y.hash
+		} else {
+			yf = y.hash
+		}
+		if !xa.IsZero() || !ya.IsZero() {
+			if err := v.diffTrees(xa, ya, p+"/", cache, fn); err != nil {
+				return err
+			}
+		}
+		if xf != yf {
+			fn(p, xf, yf)
+		}
+		return nil
+	}
+	// Entries are in git's order (a directory sorts as if its name ended
+	// in "/"), so one merge pass pairs them without a map: a commit's
+	// cost is this pass over the directories it touched.
+	key := func(e *object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	i, j := 0, 0
+	for i < len(ta.Entries) || j < len(tb.Entries) {
+		var x, y side
+		var name string
+		switch {
+		case j == len(tb.Entries) || i < len(ta.Entries) && key(&ta.Entries[i]) < key(&tb.Entries[j]):
+			e := &ta.Entries[i]
+			x, name = side{e.Hash, e.Mode == filemode.Dir}, e.Name
+			i++
+		case i == len(ta.Entries) || key(&ta.Entries[i]) > key(&tb.Entries[j]):
+			e := &tb.Entries[j]
+			y, name = side{e.Hash, e.Mode == filemode.Dir}, e.Name
+			j++
+		default:
+			ea, eb := &ta.Entries[i], &tb.Entries[j]
+			x, y, name = side{ea.Hash, ea.Mode == filemode.Dir}, side{eb.Hash, eb.Mode == filemode.Dir}, eb.Name
+			i++
+			j++
+		}
+		if err := visit(name, x, y); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// blobAt finds path's blob in a tree (zero when absent).
+func (v *versionIndex) blobAt(root plumbing.Hash, path string, cache map[plumbing.Hash]*object.Tree) (plumbing.Hash, error) {
+	h := root
+	for {
+		t, err := v.tree(h, cache)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		name, rest, more := strings.Cut(path, "/")
+		var found *object.TreeEntry
+		for i := range t.Entries {
+			if t.Entries[i].Name == name {
+				found = &t.Entries[i]
+				break
+			}
+		}
+		if found == nil {
+			return plumbing.ZeroHash, nil
+		}
+		if !more {
+			if found.Mode == filemode.Dir {
+				return plumbing.ZeroHash, nil
+			}
+			return found.Hash, nil
+		}
+		if found.Mode != filemode.Dir {
+			return plumbing.ZeroHash, nil
+		}
+		h, path = found.Hash, rest
+	}
+}
+
+// addCommit records commit c and the files it gave a new version: those
+// whose blob differs from every parent's (a merge that took one side's
+// version made nothing new), as Store.History defines a version.
+func (v *versionIndex) addCommit(c *object.Commit, gen int32, cache map[plumbing.Hash]*object.Tree) error {
+	idx := int32(len(v.data.Commits))
+	_, zone := c.Committer.When.Zone()
+	machine, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
+	if !ok {
+		machine = c.Author.Email // a commit made by hand: still a writer
+	}
+	v.data.Commits = append(v.data.Commits, commitRec{Hash: c.Hash, Unix: c.Committer.When.Unix(), Zone: int32(zone),
+		Machine: machine, Subject: firstLine(c.Message), Merge: len(c.ParentHashes) > 1, Gen: gen})
+	v.seen[c.Hash] = idx
+	var parents []plumbing.Hash // their root trees
+	for _, ph := range c.ParentHashes {
+		p, err := v.repo.CommitObject(ph)
+		if errors.Is(err, plumbing.ErrObjectNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("parent %s of %s: %w", ph, c.Hash, err)
+		}
+		parents = append(parents, p.TreeHash)
+	}
+	first := plumbing.ZeroHash
+	if len(parents) > 0 {
+		first = parents[0]
+	}
+	var derr error
+	err := v.diffTrees(first, c.TreeHash, "", cache, func(path string, from, to plumbing.Hash) {
+		if derr != nil || !strings.HasSuffix(path, ".md") {
+			return
+		}
+		inParent := !from.IsZero()
+		for _, pt := range parents[min(1, len(parents)):] {
+			b, err := v.blobAt(pt, path, cache)
+			if err != nil {
+				derr = err
+				return
+			}
+			if b == to {
+				return // another parent's version: nothing new
+			}
+			inParent = inParent || !b.IsZero()
+		}
+		v.data.Paths[path] = append(v.data.Paths[path], changeRec{Commit: idx, Blob: to, Added: !inParent})
+	})
+	if err == nil {
+		err = derr
+	}
+	if err != nil {
+		return fmt.Errorf("changes of %s: %w", c.Hash, err)
+	}
+	return nil
+}
+
+// saveEvery is how many commits may be indexed and not yet kept: a
+// page that extends the index by a commit or two does not pay for
+// writing the whole file (about 1.5 MB at 10,000 notes); a restart
+// catches up on at most this many commits in the background.
+const saveEvery = 100
+
+// save keeps the index in its file; a failure costs only a rebuild at
+// the next start, so it is not reported.
+func (v *versionIndex) save() {
+	if v.file == "" {
+		return
+	}
+	if writeFileAtomic(v.file, encodeVersions(&v.data)) == nil {
+		v.unsaved = 0
+	}
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".webui-versions-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// versionsShown is how many versions a note page shows: a note
+// rewritten at every session could have thousands, each a blob to read
+// and a diff to render; older ones are on further pages of the history.
+const versionsShown = 20
+
+// history is the versions of rel (a path inside memory/), newest first,
+// as Store.History returns them, ending at the commit that added the
+// file; with Content read only for the limit versions from the from-th
+// on (and the one after them, the base of the last one's diff).
+func (v *versionIndex) history(rel string, from, limit int) (anamnesis.History, int, error) {
+	out := anamnesis.History{Path: note.PortableDir + "/" + rel, Versions: []anamnesis.Version{}, Complete: true}
+	ch := v.sorted(rel)
+	for i := range ch {
+		if ch[i].Added && ch[i].Blob != ([20]byte{}) {
+			ch = ch[:i+1] // the commit that added the file ends it
+			break
+		}
+	}
+	out.Scanned = len(v.data.Commits)
+	total := len(ch)
+	out.Complete = total > 0 && ch[total-1].Added
+	for i, c := range ch[min(from, total):] {
+		if i > limit {
+			out.Complete = false
+			break
+		}
+		cr := v.data.Commits[c.Commit]
+		ver := anamnesis.Version{Commit: plumbing.Hash(cr.Hash).String(),
+			Time:    time.Unix(cr.Unix, 0).In(time.FixedZone("", int(cr.Zone))).Format("2006-01-02T15:04:05-07:00"),
+			Machine: cr.Machine, Subject: cr.Subject, Deleted: c.Blob == [20]byte{}}
+		if !ver.Deleted {
+			s, err := v.blob(c.Blob)
+			if err != nil {
+				return out, total, fmt.Errorf("read %s at %s: %w", rel, ver.Commit, err)
+			}
+			ver.Content = s
+		}
+		out.Versions = append(out.Versions, ver)
+	}
+	return out, total, nil
+}
+
+func (v *versionIndex) blob(h plumbing.Hash) (string, error) {
+	b, err := v.repo.BlobObject(h)
+	if err != nil {
+		return "", err
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return "", err
+	}
+	defer rd.Close()
+	data, err := io.ReadAll(io.LimitReader(rd, 4<<20))
+	return string(data), err
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// machines is the fleet's history side: each machine's commits, newest
+// commit and newest merge, from every indexed commit.
+func (v *versionIndex) machines(get func(string) *anamnesis.MachineActivity) {
+	type last struct{ commit, merge int64 }
+	seen := map[string]*last{}
+	for _, c := range v.data.Commits {
+		a := get(c.Machine)
+		a.Commits++
+		l := seen[c.Machine]
+		if l == nil {
+			l = &last{}
+			seen[c.Machine] = l
+		}
+		when := time.Unix(c.Unix, 0).UTC().Format("2006-01-02T15:04:05Z")
+		if c.Unix > l.commit || a.LastCommit == "" {
+			l.commit, a.LastCommit, a.LastSubject = c.Unix, when, c.Subject
+		}
+		if c.Merge && (c.Unix > l.merge || a.LastMerge == "") {
+			l.merge, a.LastMerge = c.Unix, when
+		}
+	}
+}
+
+// The kept file is a flat binary encoding rather than gob: gob decoded
+// 10,000 paths in 25 to 100 ms on the shared test machine, a restarted
+// server's first page; this takes a few. Layout: magic and format, head,
+// the commits (hash, time, zone, machine, subject, merge), then each path
+// with its changes (commit number, blob, added).
+const versionMagic = "anamnesis-webui-versions\n"
+
+func encodeVersions(d *versionData) []byte {
+	b := make([]byte, 0, 64+len(d.Commits)*64+len(d.Paths)*80)
+	b = append(b, versionMagic...)
+	b = binary.AppendUvarint(b, uint64(versionFormat))
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	flag := func(f bool) {
+		if f {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	str(d.Head)
+	b = binary.AppendUvarint(b, uint64(len(d.Commits)))
+	for _, c := range d.Commits {
+		b = append(b, c.Hash[:]...)
+		b = binary.AppendVarint(b, c.Unix)
+		b = binary.AppendVarint(b, int64(c.Zone))
+		str(c.Machine)
+		str(c.Subject)
+		flag(c.Merge)
+		b = binary.AppendUvarint(b, uint64(c.Gen))
+	}
+	total := 0
+	for _, chs := range d.Paths {
+		total += len(chs)
+	}
+	b = binary.AppendUvarint(b, uint64(len(d.Paths)))
+	b = binary.AppendUvarint(b, uint64(total))
+	for p, chs := range d.Paths {
+		str(p)
+		b = binary.AppendUvarint(b, uint64(len(chs)))
+		for _, c := range chs {
+			b = binary.AppendUvarint(b, uint64(c.Commit))
+			b = append(b, c.Blob[:]...)
+			flag(c.Added)
+		}
+	}
+	return b
+}
+
+var errVersionFile = errors.New("not a version index of this format")
+
+// decodeVersions reads encodeVersions' output; any inconsistency is an
+// error (the caller rebuilds), never a panic. It allocates little: paths
+// and subjects are substrings of one copy of the file, every path's
+// changes share one array (capped, so extending one path's slice later
+// copies it rather than overwriting the next): a restarted server's
+// first page waits for this.
+func decodeVersions(b []byte) (versionData, error) {
+	var d versionData
+	s, ok := strings.CutPrefix(string(b), versionMagic)
+	if !ok {
+		return d, errVersionFile
+	}
+	pos, bad := 0, false
+	uv := func() uint64 {
+		if bad {
+			return 0
+		}
+		var x uint64
+		for shift := uint(0); ; shift += 7 {
+			if pos >= len(s) || shift > 63 {
+				bad = true
+				return 0
+			}
+			c := s[pos]
+			pos++
+			x |= uint64(c&0x7f) << shift
+			if c < 0x80 {
+				return x
+			}
+		}
+	}
+	sv := func() int64 { // zig-zag, as binary.AppendVarint
+		u := uv()
+		x := int64(u >> 1)
+		if u&1 != 0 {
+			x = ^x
+		}
+		return x
+	}
+	take := func(n uint64) string {
+		if bad || n > uint64(len(s)-pos) {
+			bad = true
+			return ""
+		}
+		out := s[pos : pos+int(n)]
+		pos += int(n)
+		return out
+	}
+	hash := func(dst *[20]byte) {
+		copy(dst[:], take(20))
+	}
+	flag := func() bool { return take(1) == "\x01" }
+	if uv() != versionFormat {
+		return d, errVersionFile
+	}
+	d.Format = versionFormat
+	d.Head = take(uv())
+	nc := uv()
+	if bad || nc > uint64(len(s)-pos)/22 {
+		return d, errVersionFile
+	}
+	d.Commits = make([]commitRec, nc)
+	for i := range d.Commits {
+		c := &d.Commits[i]
+		hash(&c.Hash)
+		c.Unix = sv()
+		c.Zone = int32(sv())
+		c.Machine = take(uv())
+		c.Subject = take(uv())
+		c.Merge = flag()
+		c.Gen = int32(uv())
+	}
+	np, total := uv(), uv()
+	if bad || np > uint64(len(s)-pos) || total > uint64(len(s)-pos)/22 {
+		return d, errVersionFile
+	}
+	all := make([]changeRec, 0, total)
+	d.Paths = make(map[string][]changeRec, np)
+	for i := uint64(0); i < np && !bad; i++ {
+		p := take(uv())
+		n := uv()
+		if n > uint64(cap(all)-len(all)) {
+			return d, errVersionFile
+		}
+		start := len(all)
+		for j := uint64(0); j < n && !bad; j++ {
+			var c changeRec
+			k := uv()
+			if k >= uint64(len(d.Commits)) {
+				return d, errVersionFile
+			}
+			c.Commit = int32(k)
+			hash(&c.Blob)
+			c.Added = flag()
+			all = append(all, c)
+		}
+		d.Paths[p] = all[start:len(all):len(all)]
+	}
+	if bad || pos != len(s) {
+		return d, errVersionFile
+	}
+	// Machine names repeat: one string each, not a substring per commit
+	// keeping the file alive for nothing more.
+	names := map[string]string{}
+	for i := range d.Commits {
+		m := d.Commits[i].Machine
+		if n, ok := names[m]; ok {
+			d.Commits[i].Machine = n
+		} else {
+			names[m] = m
+		}
+	}
+	return d, nil
+}
+
+// at is the version of rel that commit made, content included; ok is
+// false when that commit made no version of it.
+func (v *versionIndex) at(rel, commit string) (ver anamnesis.Version, ok bool, err error) {
+	h := plumbing.NewHash(commit)
+	i, known := v.seen[h]
+	if !known || h.String() != commit {
+		return ver, false, nil
+	}
+	for _, c := range v.data.Paths[rel] {
+		if c.Commit != i {
+			continue
+		}
+		cr := v.data.Commits[i]
+		ver = anamnesis.Version{Commit: commit, Time: time.Unix(cr.Unix, 0).In(time.FixedZone("", int(cr.Zone))).Format("2006-01-02T15:04:05-07:00"),
+			Machine: cr.Machine, Subject: cr.Subject, Deleted: c.Blob == [20]byte{}}
+		if !ver.Deleted {
+			if ver.Content, err = v.blob(c.Blob); err != nil {
+				return ver, false, fmt.Errorf("read %s at %s: %w", rel, commit, err)
+			}
+		}
+		return ver, true, nil
+	}
+	return ver, false, nil
+}
+
+// sorted is rel's changes, newest first: by generation, then time.
+func (v *versionIndex) sorted(rel string) []changeRec {
+	ch := append([]changeRec(nil), v.data.Paths[rel]...)
+	sort.SliceStable(ch, func(i, j int) bool {
+		a, b := v.data.Commits[ch[i].Commit], v.data.Commits[ch[j].Commit]
+		if a.Gen != b.Gen {
+			return a.Gen > b.Gen
+		}
+		if a.Unix != b.Unix {
+			return a.Unix > b.Unix
+		}
+		return ch[i].Commit < ch[j].Commit // found from the head down
+	})
+	return ch
+}
+
+// maxWhoMadeReads bounds the versions read to find who wrote a body.
+const maxWhoMadeReads = 20
+
+// whoMade finds the commit that made a version of rel: the one whose
+// blob starts with blobPrefix (a conflict copy is named after the blob
+// it keeps) or, without a prefix, the newest commit other than a merge
+// whose version has this body (a merge that kept one side's body under
+// merged frontmatter made no version of its own). It returns the
+// commit's machine and time.
+func (v *versionIndex) whoMade(rel, blobPrefix, body string) (machine, when string, ok bool) {
+	reads := 0
+	for _, c := range v.sorted(rel) {
+		cr := v.data.Commits[c.Commit]
+		if blobPrefix != "" {
+			if !strings.HasPrefix(plumbing.Hash(c.Blob).String(), blobPrefix) {
+				continue
+			}
+		} else {
+			if cr.Merge || c.Blob == [20]byte{} {
+				continue
+			}
+			if reads++; reads > maxWhoMadeReads {
+				return "", "", false
+			}
+			content, err := v.blob(c.Blob)
+			if err != nil {
+				return "", "", false
+			}
+			if _, b := splitFrontmatter([]byte(content)); strings.TrimSpace(b) != strings.TrimSpace(body) {
+				continue
+			}
+		}
+		return cr.Machine, time.Unix(cr.Unix, 0).UTC().Format(time.RFC3339), true
+	}
+	return "", "", false
+}
