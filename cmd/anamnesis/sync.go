@@ -86,9 +86,6 @@ func syncCommand() *cli.Command {
 				for _, u := range rep.Unreachable {
 					fmt.Fprintf(w, "sync: peer not reachable: %s\n", u)
 				}
-				for _, warn := range rep.Warnings {
-					fmt.Fprintf(w, "sync: warning: %s\n", warn)
-				}
 				for _, cp := range rep.ConflictCopies {
 					fmt.Fprintf(w, "sync: conflict copy %s (both versions kept; merge them and delete the copy)\n", cp)
 				}
