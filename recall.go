@@ -247,9 +247,15 @@ func (s *Store) SaveSession(ctx context.Context, n *note.Note) (id, path string,
 // started before a background sync brought them is shown them with its
 // next prompt.
 func (s *Store) Arrived(ctx context.Context, project string, since time.Time) ([]index.Hit, error) {
-	return guarded(ctx, s, func() ([]index.Hit, error) {
+	arrived, err := guarded(ctx, s, func() ([]index.Hit, error) {
 		return s.idx().List(ctx, index.Filter{Project: project, Live: true, ArrivedAfter: since.UnixNano(), Limit: maxArrived})
 	})
+	if err != nil {
+		return nil, err
+	}
+	// A conflict copy follows its note, so the hook can tell a conflict
+	// settled elsewhere from one still open.
+	return s.pairConflicts(ctx, arrived)
 }
 
 // maxArrived bounds the notes one prompt is shown as arrived; the budget

@@ -143,6 +143,10 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if k <= 0 {
 		k = DefaultK
 	}
+	// Taken before the notes are read: a note a background sync brings
+	// in while they are read is shown again with the next prompt rather
+	// than never.
+	now := time.Now().UnixNano()
 	notes, projectTotal, globalTotal, err := env.Memory.Inject(ctx, project, k)
 	if err != nil {
 		return "", err
@@ -152,11 +156,11 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 		return "", err
 	}
 	if in.Source != "resume" {
-		st.Injected = nil // a new, cleared or compacted context holds nothing
+		st.Injected, st.Shown = nil, nil // a new, cleared or compacted context holds nothing
 	}
 	if st.Started == 0 || in.Source == "startup" {
 		// Notes that arrive from now on are shown with the next prompt.
-		st.Started = time.Now().UnixNano()
+		st.Started = now
 	}
 	all := notes
 	seen := st.seen()
@@ -195,6 +199,7 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	tail := leftOut(shown, projectTotal-projectShown, globalTotal-globalShown)
 	text := memoryBlock(attrs, head+body+tail)
 	st.add(ids)
+	st.remember(notes, ids, false)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}
@@ -281,7 +286,7 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 	var ids []string
 	if len(fresh) > 0 {
 		const head = "Notes that arrived from this user's other machines since this session started:\n"
-		body, shown := renderNotes(fresh, left-len(head))
+		body, shown := renderRemarked(fresh, left-len(head), st.remarks(fresh))
 		if len(shown) > 0 {
 			text.WriteString(head + body)
 			left -= len(head) + len(body)
@@ -303,6 +308,7 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	st.add(ids)
+	st.remember(append(fresh, recalled...), ids, true)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}

@@ -417,3 +417,94 @@ func TestPromptBringsNotesThatArrivedMidSession(t *testing.T) {
 		t.Errorf("a note changed elsewhere mid-session was not shown again: %q", out)
 	}
 }
+
+// Arrivals that replace or edit a note shown at session start say so
+// (issue 25): the model must not hold the stale version as current.
+func TestArrivalsSayWhatTheyMakeOutOfDate(t *testing.T) {
+	hub := testutil.BareHub(t)
+	open := func(machine string) *anamnesis.Store {
+		s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	desk, laptop := open("desk"), open("laptop")
+	cwd, uh := projectDir(t, "app")
+	fly := write(t, desk, anamnesis.WriteRequest{Type: "semantic", Title: "Widget deploys with Fly.io", Body: "fly deploy", Project: "app"})
+	region := write(t, desk, anamnesis.WriteRequest{Type: "semantic", Title: "Staging region", Body: "eu-west-3", Project: "app"})
+	for _, s := range []*anamnesis.Store{desk, laptop} {
+		if _, err := s.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := envFor(desk, uh)
+	out, err := claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "s", Cwd: cwd, Source: "startup"})
+	if err != nil || !strings.Contains(out, fly.ID) {
+		t.Fatalf("session start: %v\n%s", err, out)
+	}
+	render := write(t, laptop, anamnesis.WriteRequest{Type: "semantic", Title: "Widget deploys with Render", Body: "render deploy", Project: "app", Supersedes: []string{fly.ID}})
+	m, _, err := laptop.Get(ctx, region.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Body = "eu-central-1"
+	if _, err := laptop.Update(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*anamnesis.Store{laptop, desk} {
+		if _, err := s.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err = claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "s", Cwd: cwd, Prompt: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := context_(t, out, "UserPromptSubmit")
+	for _, want := range []string{
+		render.ID,
+		fmt.Sprintf("Replaces %q (id %s), shown at session start: that note is out of date.", "Widget deploys with Fly.io", fly.ID),
+		fmt.Sprintf("A new version of %q, shown at session start: this one is current.", "Staging region"),
+	} {
+		if !strings.Contains(c, want) {
+			t.Errorf("prompt context lacks %q:\n%s", want, c)
+		}
+	}
+}
+
+// A machine's first sync marks what it brought in as arrivals, so a
+// session open during it is shown them (issue 25).
+func TestFirstSyncMarksArrivals(t *testing.T) {
+	hub := testutil.BareHub(t)
+	desk, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "desk", Remote: hub, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer desk.Close()
+	fact := write(t, desk, anamnesis.WriteRequest{Type: "semantic", Title: "Build uses Bazel", Body: "bazel build //...", Project: "app"})
+	if _, err := desk.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	laptop, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: "laptop", Remote: hub, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer laptop.Close()
+	cwd, uh := projectDir(t, "app")
+	env := envFor(laptop, uh)
+	if _, err := claudecode.SessionStart(ctx, env, claudecode.Input{SessionID: "s", Cwd: cwd, Source: "startup"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := laptop.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := claudecode.Prompt(ctx, env, claudecode.Input{SessionID: "s", Cwd: cwd, Prompt: "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, fact.ID) {
+		t.Errorf("the first sync's arrival was not shown: %q", out)
+	}
+}

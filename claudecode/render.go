@@ -116,11 +116,17 @@ func foldsTo(r, c rune) bool {
 // get a heading of their own the first time one is written: they are
 // what Claude learned elsewhere, not notes the user wrote.
 func renderNotes(notes []index.Hit, budget int) (string, []string) {
+	return renderRemarked(notes, budget, nil)
+}
+
+// renderRemarked is renderNotes with a remark (a sentence) under the
+// heading of the notes remarks names by id.
+func renderRemarked(notes []index.Hit, budget int, remarks map[string]string) (string, []string) {
 	var b strings.Builder
 	var ids []string
 	headed := false
 	for _, h := range notes {
-		part := renderNote(h)
+		part := renderNote(h, remarks[h.ID])
 		if h.ProvSource == note.ProvClaudeMemory && !headed {
 			part = nativeHeading + part
 		}
@@ -142,7 +148,7 @@ const nativeHeading = "\n### Claude Code's own memories of this work, recorded o
 // renderNote shows control characters escaped (note.Escape): notes come
 // from machines that may not refuse them, and Claude Code can print what
 // a hook injects.
-func renderNote(h index.Hit) string {
+func renderNote(h index.Hit, remark string) string {
 	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", note.Escape(h.Project), note.Escape(h.MachineID), dateOf(h.UpdatedAt), h.ID)
 	if (h.ProvSource != note.DefaultProvSource && h.ProvSource != note.ProvClaudeMemory) || h.Confidence < 1.0 {
 		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
@@ -156,6 +162,9 @@ func renderNote(h index.Hit) string {
 		meta += " | CONFLICT COPY of " + v + ": another machine's version of that note, kept when a sync met overlapping edits; until one is kept (memory_resolve) neither is settled"
 	}
 	out := fmt.Sprintf("\n## [%s] %s\n%s_\n", h.Type, note.Escape(h.Title), meta)
+	if remark != "" {
+		out += "**" + remark + "**\n"
+	}
 	if body := strings.TrimSpace(h.Body); body != "" {
 		out += "\n" + note.EscapeText(body) + "\n"
 	}
