@@ -90,6 +90,13 @@ type Result struct {
 	WantsSync bool
 }
 
+// StartsFresh reports whether a SessionStart may find notes other
+// machines wrote since this machine last looked: a startup or resume
+// may; a clear or compact continues on this machine.
+func StartsFresh(in Input) bool {
+	return in.Source == "" || in.Source == "startup" || in.Source == "resume"
+}
+
 // Handle runs the hook for event (one of Events) on its input.
 func Handle(ctx context.Context, event string, env Env, in Input) (Result, error) {
 	switch event {
@@ -97,8 +104,7 @@ func Handle(ctx context.Context, event string, env Env, in Input) (Result, error
 		out, err := SessionStart(ctx, env, in)
 		// A resume or startup may find notes other machines wrote; a
 		// clear or compact continues on this machine.
-		wants := in.Source == "" || in.Source == "startup" || in.Source == "resume"
-		return Result{Output: out, WantsSync: err == nil && wants}, err
+		return Result{Output: out, WantsSync: err == nil && StartsFresh(in)}, err
 	case "prompt":
 		out, err := Prompt(ctx, env, in)
 		return Result{Output: out}, err
