@@ -216,7 +216,11 @@ func (s *Store) searchWithVector(ctx context.Context, query string, q []float32,
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	return s.pairConflicts(ctx, hits)
+	if hits, err = s.pairConflicts(ctx, hits); err != nil {
+		return nil, err
+	}
+	MarkSameFact(hits)
+	return hits, nil
 }
 
 // fuse merges the BM25 ranking and the vector ranking (with each note's

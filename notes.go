@@ -265,6 +265,9 @@ type NoteJSON struct {
 	Supersedes []string `json:"supersedes"`
 	// ConflictOf names the note this one is a conflict copy of.
 	ConflictOf string `json:"conflict_of,omitempty"`
+	// LooksLike names notes in the same result that look like another
+	// version of the same fact (MarkSameFact).
+	LooksLike []string `json:"looks_like,omitempty"`
 	// Body is nil in a listing without bodies (MCP's memory_list).
 	Body *string `json:"body,omitempty"`
 	// Truncated says Body was cut to fit a result (MCP).
@@ -291,7 +294,7 @@ func NoteOf(h Hit, withScore bool) NoteJSON {
 	body := h.Body
 	out := NoteJSON{ID: h.ID, Type: h.Type, Title: h.Title, Project: h.Project, Scope: h.Scope, MachineID: h.MachineID,
 		Tags: h.Tags, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt, Supersedes: h.Supersedes, ConflictOf: h.ConflictOf,
-		Body: &body, Path: h.Path}
+		Body: &body, Path: h.Path, LooksLike: h.LooksLike}
 	if out.Tags == nil {
 		out.Tags = []string{}
 	}

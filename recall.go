@@ -89,8 +89,13 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 	}
 	global = slices.DeleteFunc(global, func(h index.Hit) bool { return h.ProvSource == NativeSource && h.MachineID == s.machineID })
 	notes = append(notes, native...)
-	notes, err = s.pairConflicts(ctx, append(notes, global...))
-	return notes, projectTotal, globalTotal, err
+	if notes, err = s.pairConflicts(ctx, append(notes, global...)); err != nil {
+		return nil, 0, 0, err
+	}
+	// Two live versions of one fact are marked until one supersedes the
+	// other: the model must not take either for settled.
+	MarkSameFact(notes)
+	return notes, projectTotal, globalTotal, nil
 }
 
 // Recall returns up to limit notes relevant to a prompt, searching only

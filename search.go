@@ -29,7 +29,11 @@ func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]ind
 	// echo holds ranks close to it anyway.
 	hits = durableFirst(query, hits)
 	// A conflict copy and its note come together, even past k.
-	return s.pairConflicts(ctx, hits)
+	if hits, err = s.pairConflicts(ctx, hits); err != nil {
+		return nil, err
+	}
+	MarkSameFact(hits)
+	return hits, nil
 }
 
 // durableFirst moves each session (episodic) note below the last durable

@@ -508,3 +508,21 @@ func TestFirstSyncMarksArrivals(t *testing.T) {
 		t.Errorf("the first sync's arrival was not shown: %q", out)
 	}
 }
+
+// SessionStart marks two live versions of one fact (issue 25).
+func TestSessionStartMarksTwoVersionsOfOneFact(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "app")
+	fly := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "Widget deploys with Fly.io", Body: "fly", Project: "app"})
+	render := write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "Widget deploys with Render", Body: "render", Project: "app"})
+	out, err := claudecode.SessionStart(ctx, envFor(s, uh), claudecode.Input{SessionID: "s", Cwd: cwd, Source: "startup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := context_(t, out, "SessionStart")
+	for _, id := range []string{fly.ID, render.ID} {
+		if !strings.Contains(c, "looks like another version of the same fact as "+id) {
+			t.Errorf("%s not named as the other version:\n%s", id, c)
+		}
+	}
+}

@@ -161,6 +161,11 @@ func renderNote(h index.Hit, remark string) string {
 		// model must not take either for the settled truth.
 		meta += " | CONFLICT COPY of " + v + ": another machine's version of that note, kept when a sync met overlapping edits; until one is kept (memory_resolve) neither is settled"
 	}
+	if len(h.LooksLike) > 0 {
+		// Two live notes with nearly one title: a fact rewritten without
+		// supersedes. Neither is settled until one replaces the other.
+		meta += " | looks like another version of the same fact as " + strings.Join(h.LooksLike, ", ") + ": if one is out of date, memory_write the current one with supersedes naming the other"
+	}
 	out := fmt.Sprintf("\n## [%s] %s\n%s_\n", h.Type, note.Escape(h.Title), meta)
 	if remark != "" {
 		out += "**" + remark + "**\n"

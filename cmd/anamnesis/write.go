@@ -62,7 +62,13 @@ func writeCommand() *cli.Command {
 					return err
 				}
 				if c.Bool("json") {
-					return printJSON(c.App.Writer, map[string]string{"id": n.ID, "path": path})
+					// Notes the new one may have meant to replace, as
+					// memory_write answers (writeOut).
+					sim, err := s.Similar(ctx, n, similarShown)
+					if err != nil {
+						sim = []anamnesis.SimilarNote{}
+					}
+					return printJSON(c.App.Writer, writeOut{ID: n.ID, Path: path, Similar: sim})
 				}
 				fmt.Fprintln(c.App.Writer, n.ID)
 				return nil

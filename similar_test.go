@@ -1,0 +1,73 @@
+package anamnesis
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/index"
+)
+
+func TestTitleSimilarity(t *testing.T) {
+	for _, c := range []struct {
+		a, b     string
+		min, max float64
+	}{
+		{"Widget deploys with Fly.io", "Widget deploys with Render", 0.5, 0.6},
+		{"Widget deploys with Fly.io", "widget deploy with fly.io", 1, 1},
+		{"How do we deploy", "Lunch is at noon", 0, 0},
+		{"", "x", 0, 0},
+	} {
+		if got := TitleSimilarity(c.a, c.b); got < c.min || got > c.max {
+			t.Errorf("TitleSimilarity(%q, %q) = %v, want %v..%v", c.a, c.b, got, c.min, c.max)
+		}
+	}
+}
+
+// Session start and search mark two live versions of one fact until one
+// supersedes the other (issue 25).
+func TestSameFactMarkedUntilSuperseded(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{MachineID: "m", Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w := func(title string, sup ...string) string {
+		n, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: title, Body: "b", Project: "widget", Supersedes: sup})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.ID
+	}
+	fly, render := w("Widget deploys with Fly.io"), w("Widget deploys with Render")
+	w("Lunch is at noon")
+	marked := func(hits []index.Hit) map[string][]string {
+		out := map[string][]string{}
+		for _, h := range hits {
+			if len(h.LooksLike) > 0 {
+				out[h.ID] = h.LooksLike
+			}
+		}
+		return out
+	}
+	notes, _, _, err := s.Inject(ctx, "widget", 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := marked(notes); len(m) != 2 || !slices.Equal(m[fly], []string{render}) || !slices.Equal(m[render], []string{fly}) {
+		t.Errorf("inject marks %v", m)
+	}
+	hits, err := s.Search(ctx, "widget deploys", index.Filter{Limit: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := marked(hits); len(m) != 2 {
+		t.Errorf("search marks %v", m)
+	}
+	w("Widget deploys with Render", render, fly)
+	notes, _, _, _ = s.Inject(ctx, "widget", 40)
+	if m := marked(notes); len(m) != 0 {
+		t.Errorf("still marked after supersedes: %v", m)
+	}
+}
