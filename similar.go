@@ -122,8 +122,8 @@ func (s *Store) Similar(ctx context.Context, n *note.Note, limit int) ([]Similar
 	return out, nil
 }
 
-// MarkSameFact sets LooksLike on each pair of hits that look like two
-// versions of one fact: live durable notes of the same project whose
+// MarkSameFact sets LooksLike on each hit that looks like another
+// version of one fact as another hit (the closest such): live durable notes of the same project whose
 // titles are at least SameFactSimilarity alike, neither superseding the
 // other. Hits are compared among themselves only (a search's or a
 // session's notes), so it costs no query.
@@ -134,19 +134,23 @@ func MarkSameFact(hits []index.Hit) {
 			words[i] = titleWords(h.Title)
 		}
 	}
+	// Each note names only its closest match (the first, newest, of
+	// equals): titles built on one pattern ("Release notes 1.2", "...
+	// 1.3") would otherwise name each other by the dozen.
+	best := make([]float64, len(hits))
 	for i := range hits {
 		hits[i].LooksLike = nil
 	}
 	for i := range hits {
-		for j := i + 1; j < len(hits); j++ {
+		for j := range hits {
 			a, b := hits[i], hits[j]
-			if words[i] == nil || words[j] == nil || a.Project != b.Project || a.ID == b.ID ||
-				slices.Contains(a.Supersedes, b.ID) || slices.Contains(b.Supersedes, a.ID) {
+			if i == j || words[i] == nil || words[j] == nil || a.Project != b.Project || a.ID == b.ID ||
+				slices.Contains(a.Supersedes, b.ID) || slices.Contains(b.Supersedes, a.ID) || !sameFact(words[i], words[j]) {
 				continue
 			}
-			if sameFact(words[i], words[j]) {
-				hits[i].LooksLike = append(hits[i].LooksLike, b.ID)
-				hits[j].LooksLike = append(hits[j].LooksLike, a.ID)
+			if d := dice(words[i], words[j]); d > best[i] {
+				best[i] = d
+				hits[i].LooksLike = []string{b.ID}
 			}
 		}
 	}

@@ -19,8 +19,9 @@ const (
 	// under keeps the notes in Claude's context.
 	ContextBudget = 8000
 	// DefaultK is how many of the project's durable notes SessionStart
-	// considers; the budget decides how many fit.
-	DefaultK = 40
+	// considers; the budget decides how many fit whole and how many
+	// more are listed by title.
+	DefaultK = 100
 	// PromptK is how many notes one prompt may add.
 	PromptK = 3
 	// PromptBudget bounds what one prompt adds.
@@ -183,19 +184,24 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	shown := note.Escape(project)
 	attrs := fmt.Sprintf(" project=%q", shown)
 	head := fmt.Sprintf("Notes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", shown)
-	body, ids := renderNotes(notes, budget-memoryBlockSize-len(Inert(attrs+head))-300)
-	if len(ids) == 0 {
+	body, ids, listed := startLayout(notes, budget-memoryBlockSize-len(Inert(attrs+head))-300, project)
+	if len(ids)+len(listed) == 0 {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	// What the session holds now: this injection and, on a resume, the
-	// earlier ones.
+	// earlier ones. A note listed by title only is not held: a prompt
+	// may still bring it whole.
 	for _, id := range ids {
 		seen[id] = true
+	}
+	named := map[string]bool{}
+	for _, id := range listed {
+		named[id] = true
 	}
 	projectShown, globalShown := 0, 0
 	for _, h := range all {
 		switch {
-		case !seen[h.ID]:
+		case !seen[h.ID] && !named[h.ID]:
 		case h.Project == project && project != note.DefaultProject:
 			projectShown++
 		default:
@@ -205,7 +211,7 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	tail := leftOut(shown, projectTotal-projectShown, globalTotal-globalShown)
 	text := memoryBlock(attrs, head+body+tail)
 	st.add(ids)
-	st.remember(notes, ids, false)
+	st.remember(notes, append(ids, listed...), false)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}

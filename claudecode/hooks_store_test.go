@@ -121,8 +121,10 @@ func TestSessionStartStaysWithinBudget(t *testing.T) {
 	if strings.Contains(c, huge.Title+"\n") || !strings.Contains(c, "small project note") {
 		t.Error("whole notes only, smaller later notes still fit")
 	}
-	if !strings.Contains(c, "Left out here: ") || !strings.Contains(c, "global notes; memory_search finds them") {
-		t.Errorf("does not say what was left out:\n%s", c[len(c)-300:])
+	// Nothing evicted in silence: what does not fit whole is named by
+	// title and id.
+	if !strings.Contains(c, "- huge (id "+huge.ID+")") || !strings.Contains(c, "- global: global 0 (id ") {
+		t.Errorf("does not name what did not fit:\n%s", c[len(c)-600:])
 	}
 	if n := strings.Count(c, strings.TrimSpace(long)); n == 0 || n != strings.Count(c, "## [semantic] global") {
 		t.Errorf("a note was cut in the middle (%d bodies)", n)
@@ -315,8 +317,10 @@ func TestSessionStartProjectBeforeGlobal(t *testing.T) {
 	if first := strings.Index(c, "## [semantic] global"); first >= 0 && first < last {
 		t.Errorf("a global note comes before the project's notes")
 	}
-	if !strings.Contains(c, "global notes; memory_search finds them") || strings.Contains(c, "of project app") {
-		t.Errorf("left-out line wrong (every project note was shown, some globals were not):\n%s", c[len(c)-200:])
+	// Every project note was shown: none is counted as left out. The
+	// globals that did not fit whole are named by title.
+	if strings.Contains(c, "of project app") || !strings.Contains(c, "- global: global 0 (id ") {
+		t.Errorf("left-out lines wrong (every project note was shown, some globals were not):\n%s", c[len(c)-200:])
 	}
 	if len(c) > claudecode.ContextBudget {
 		t.Errorf("context %d chars", len(c))
@@ -524,5 +528,51 @@ func TestSessionStartMarksTwoVersionsOfOneFact(t *testing.T) {
 		if !strings.Contains(c, "looks like another version of the same fact as "+id) {
 			t.Errorf("%s not named as the other version:\n%s", id, c)
 		}
+	}
+}
+
+// A project of 60 durable notes and 10 global notes (issue 25): every
+// global note and most durable notes are named at session start, whole
+// or by title and id, within the budget, and the rest are counted.
+func TestSessionStartSixtyDurableTenGlobal(t *testing.T) {
+	s := store(t)
+	cwd, uh := projectDir(t, "big")
+	body := strings.Repeat("A remembered detail about how this part of the project works. ", 5) // ~320 chars
+	words := strings.Fields("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu amber birch cedar dune")
+	var project, global []string
+	for i := 0; i < 10; i++ {
+		global = append(global, write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: "The user prefers " + words[i] + " " + words[i+10], Body: "The user prefers option " + fmt.Sprint(i) + "."}).ID)
+	}
+	for i := 0; i < 60; i++ {
+		project = append(project, write(t, s, anamnesis.WriteRequest{Type: "semantic", Title: fmt.Sprintf("The %s %s setting of the build", words[i%30], words[(i*7+3)%30]), Body: body, Project: "big"}).ID)
+	}
+	out, err := claudecode.SessionStart(ctx, envFor(s, uh), claudecode.Input{SessionID: "s1", Cwd: cwd, Source: "startup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := context_(t, out, "SessionStart")
+	count := func(ids []string) (whole, listed int) {
+		for _, id := range ids {
+			switch {
+			case strings.Contains(c, "| id: "+id):
+				whole++
+			case strings.Contains(c, "id "+id+")"):
+				listed++
+			}
+		}
+		return
+	}
+	pw, pl := count(project)
+	gw, gl := count(global)
+	t.Logf("60 durable + 10 global: project %d whole + %d by title, global %d whole + %d by title, %d characters", pw, pl, gw, gl, len(c))
+	if len(c) > claudecode.ContextBudget {
+		t.Errorf("context of %d characters", len(c))
+	}
+	if os.Getenv("SHOW") != "" {
+		t.Log(c)
+	}
+	// Every global note, most project notes; the rest counted.
+	if gw+gl != 10 || gw == 0 || pw < 4 || pw+pl < 35 || !strings.Contains(c, fmt.Sprintf("Left out here: %d more notes of project big;", 60-pw-pl)) {
+		t.Errorf("project %d+%d, global %d+%d\n%s", pw, pl, gw, gl, c)
 	}
 }

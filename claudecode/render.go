@@ -3,6 +3,7 @@ package claudecode
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -190,4 +191,126 @@ func dateOf(ts string) string {
 		return ts[:10]
 	}
 	return ts
+}
+
+// Shares of SessionStart's budget (startLayout). Global notes
+// (preferences, codewords) keep globalShare whatever the project holds;
+// of each side's room, at most listShare goes to one-line entries for
+// notes that do not fit whole, so a project of many notes still shows
+// most of its budget's worth whole.
+const (
+	globalShare = 0.2
+	listShare   = 0.4
+)
+
+// startLayout fills SessionStart's budget: project notes whole (durable,
+// then session notes, then other machines' Claude Code memories, as
+// ordered) as long as one line each stays possible for those that do not
+// fit; global notes whole in the room left (at least their guaranteed
+// share), under the same rule; then one line for each note not shown
+// whole (title and id: durable before session notes, then global notes),
+// so nothing is left out in silence while a line fits. full are the ids
+// shown whole, listed those shown by title.
+func startLayout(notes []index.Hit, budget int, project string) (text string, full, listed []string) {
+	var proj, glob []index.Hit
+	for _, h := range notes {
+		if h.Project == note.DefaultProject && project != note.DefaultProject {
+			glob = append(glob, h)
+		} else {
+			proj = append(proj, h)
+		}
+	}
+	reserved := 0 // the global notes' guaranteed share
+	if len(glob) > 0 && len(proj) > 0 {
+		reserved = int(float64(budget) * globalShare)
+	}
+	shown := map[string]bool{}
+	// pick chooses notes to show whole within room, keeping room for a
+	// line for each one not chosen (at most listShare of room), and
+	// returns their text and what the lines will take.
+	pick := func(hs []index.Hit, room int) (string, int) {
+		lines := 0
+		for _, h := range hs {
+			lines += len(compactLine(h))
+		}
+		listCap := int(float64(room) * listShare)
+		var b strings.Builder
+		headed := false
+		for _, h := range hs {
+			part := renderNote(h, "")
+			if h.ProvSource == note.ProvClaudeMemory && !headed {
+				part = nativeHeading + part
+			}
+			after := lines - len(compactLine(h))
+			if b.Len()+len(part)+min(after, listCap) > room {
+				continue
+			}
+			headed = headed || h.ProvSource == note.ProvClaudeMemory
+			b.WriteString(part)
+			lines = after
+			shown[h.ID] = true
+			full = append(full, h.ID)
+		}
+		return b.String(), min(lines, listCap)
+	}
+	projText, projListRoom := pick(proj, budget-reserved)
+	globText, _ := pick(glob, budget-len(projText)-projListRoom)
+	// What did not fit whole, one line each: global notes first within
+	// the room they were given (their share is kept), then durable
+	// project notes and session notes in what is left; shown project
+	// first.
+	const head = "\nAlso in memory, not shown in full here (memory_get ID reads one):\n"
+	globLeft := budget - len(projText) - projListRoom - len(globText)
+	if len(proj) > 0 {
+		globLeft -= len(head) // the head is paid once, by whichever side lists first
+	}
+	globLines := listLines(glob, shown, &globLeft)
+	left := budget - len(projText) - len(globText) - len(globLines)
+	if len(proj) > 0 {
+		left -= len(head)
+	}
+	var projLines strings.Builder
+	for _, episodic := range []bool{false, true} {
+		rest := slices.DeleteFunc(slices.Clone(proj), func(h index.Hit) bool { return (h.Type == note.TypeEpisodic) != episodic })
+		projLines.WriteString(listLines(rest, shown, &left))
+	}
+	for _, h := range notes {
+		if shown[h.ID] && !slices.Contains(full, h.ID) {
+			listed = append(listed, h.ID)
+		}
+	}
+	text = projText + globText
+	if all := projLines.String() + globLines; all != "" {
+		text += head + all
+	}
+	return text, full, listed
+}
+
+// listLines is one line (compactLine) for each of hs not shown yet that
+// fits in left, which it decreases; those it lists become shown.
+func listLines(hs []index.Hit, shown map[string]bool, left *int) string {
+	var b strings.Builder
+	for _, h := range hs {
+		if shown[h.ID] {
+			continue
+		}
+		if line := compactLine(h); len(line) <= *left {
+			*left -= len(line)
+			b.WriteString(line)
+			shown[h.ID] = true
+		}
+	}
+	return b.String()
+}
+
+// compactLine is one line naming a note that did not fit whole.
+func compactLine(h index.Hit) string {
+	kind := ""
+	switch {
+	case h.Type == note.TypeEpisodic:
+		kind = "session: "
+	case h.Project == note.DefaultProject:
+		kind = "global: "
+	}
+	return Inert(fmt.Sprintf("- %s%s (id %s)\n", kind, note.Escape(h.Title), h.ID))
 }
