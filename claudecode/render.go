@@ -253,13 +253,13 @@ func startLayout(notes []index.Hit, budget int, project string) (text string, fu
 		}
 		return b.String(), min(lines, listCap)
 	}
-	projText, projListRoom := pick(proj, budget-reserved)
-	globText, _ := pick(glob, budget-len(projText)-projListRoom)
+	const head = "\nAlso in memory, not shown in full here (memory_get ID reads one):\n"
+	projText, projListRoom := pick(proj, budget-reserved-len(head))
+	globText, _ := pick(glob, budget-len(projText)-projListRoom-len(head))
 	// What did not fit whole, one line each: global notes first within
 	// the room they were given (their share is kept), then durable
 	// project notes and session notes in what is left; shown project
 	// first.
-	const head = "\nAlso in memory, not shown in full here (memory_get ID reads one):\n"
 	globLeft := budget - len(projText) - projListRoom - len(globText)
 	if len(proj) > 0 {
 		globLeft -= len(head) // the head is paid once, by whichever side lists first
