@@ -71,3 +71,38 @@ func TestSameFactMarkedUntilSuperseded(t *testing.T) {
 		t.Errorf("still marked after supersedes: %v", m)
 	}
 }
+
+// Function words never decide rank 1 in a young store (issue 25): "how"
+// and "do" are in as few notes as the subject there.
+func TestFunctionWordsDoNotDecideRankOne(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{MachineID: "m", Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	deploy, _, err := s.Write(ctx, WriteRequest{Type: "procedural", Title: "Shipping the widget", Body: "Run make ship to deploy the widget to production."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []WriteRequest{
+		{Type: "semantic", Title: "How do we do reviews", Body: "How do we do it? We do it how we always do: two approvals."},
+		{Type: "semantic", Title: "Lunch", Body: "Noon, the usual place."},
+	} {
+		if _, _, err := s.Write(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"how do I deploy", "How do we deploy?"} {
+		hits, err := s.Search(ctx, q, index.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || hits[0].ID != deploy.ID {
+			t.Errorf("%q: rank 1 is %v, want the deploy note", q, hits)
+		}
+	}
+	if got := contentQuery("how do we do"); got != "how do we do" {
+		t.Errorf("a query of function words only became %q", got)
+	}
+}
