@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/index"
@@ -282,8 +283,8 @@ type NoteJSON struct {
 	// Why a hybrid search ranked it there: its rank in the BM25 and vector
 	// legs (absent: not in that leg), its cosine to the query, the decay
 	// factor (absent: no decay). Score is then the fused score.
-	BM25Rank int     `json:"bm25_rank,omitempty"`
-	VecRank  int     `json:"vec_rank,omitempty"`
+	BM25Rank Rank    `json:"bm25_rank,omitzero"`
+	VecRank  Rank    `json:"vec_rank,omitzero"`
 	Cosine   float64 `json:"cosine,omitempty"`
 	Decay    float64 `json:"decay,omitempty"`
 }
@@ -304,7 +305,44 @@ func NoteOf(h Hit, withScore bool) NoteJSON {
 	if withScore {
 		s := h.Score
 		out.Score = &s
-		out.BM25Rank, out.VecRank, out.Cosine, out.Decay = h.BM25Rank, h.VecRank, h.Cosine, h.Decay
+		if h.BM25Rank > 0 || h.VecRank > 0 { // a hybrid search: both keys, always
+			out.BM25Rank, out.VecRank = Rank{Of: h.BM25Rank, Hybrid: true}, Rank{Of: h.VecRank, Hybrid: true}
+		}
+		out.Cosine, out.Decay = h.Cosine, h.Decay
 	}
 	return out
+}
+
+// Rank is a note's rank in one leg of a hybrid search, as JSON: its rank
+// (1 is the best), null when the leg did not find it, and absent outside
+// hybrid results, so a hybrid result always has the same keys.
+type Rank struct {
+	Of     int  // 0: not found by that leg
+	Hybrid bool // set in hybrid results only
+}
+
+// IsZero leaves the key out of results that are not hybrid (omitzero).
+func (r Rank) IsZero() bool { return !r.Hybrid }
+
+// MarshalJSON is the rank, or null.
+func (r Rank) MarshalJSON() ([]byte, error) {
+	if r.Of <= 0 {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.Itoa(r.Of)), nil
+}
+
+// UnmarshalJSON reads a rank or null.
+func (r *Rank) UnmarshalJSON(b []byte) error {
+	r.Hybrid = true
+	if string(b) == "null" {
+		r.Of = 0
+		return nil
+	}
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return fmt.Errorf("rank %s: %w", b, err)
+	}
+	r.Of = n
+	return nil
 }

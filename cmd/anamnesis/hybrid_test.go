@@ -51,6 +51,15 @@ func TestHybridSearchThroughTheCLI(t *testing.T) {
 	if top.Title != "Sluggish datastore" || top.VecRank != 1 || top.BM25Rank != 0 || top.Cosine <= 0.3 || top.Score <= 0 {
 		t.Errorf("hybrid top hit: %+v", top)
 	}
+	// Found by the semantic leg only: "bm25_rank": null, the key kept
+	// (issue 25: stable keys for --json).
+	var raw struct {
+		Results []map[string]json.RawMessage
+	}
+	json.Unmarshal([]byte(r.stdout), &raw)
+	if v, ok := raw.Results[0]["bm25_rank"]; !ok || string(v) != "null" {
+		t.Errorf("bm25_rank of a semantic-only hit: %q (present %v)", v, ok)
+	}
 	if r := mustOK(t, anmRemote(t, desk, "desk", hub, "", "search", "--mode", "fts", "why", "database", "slow")); strings.Contains(r.stdout, "Sluggish") {
 		t.Errorf("fts mode found the paraphrase: %s", r.stdout)
 	}
