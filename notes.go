@@ -14,6 +14,12 @@ import (
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
+// ProvModelMCP is the prov_model of notes Claude writes through the MCP
+// server's memory_write. Their prov_source stays "human" (a note
+// written on purpose), one of the values the Python tool's index
+// accepts, so both tools read the same memory/.
+const ProvModelMCP = "claude-code (memory_write)"
+
 // WriteRequest describes a new note.
 type WriteRequest struct {
 	Type       string

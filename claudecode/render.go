@@ -157,6 +157,9 @@ func renderNote(h index.Hit, remark string) string {
 	if h.ProvSource == note.ProvClaudeMemory {
 		meta += " | Claude Code memory from " + note.Escape(h.MachineID)
 	}
+	if h.ProvSource == note.DefaultProvSource && h.ProvModel != "" {
+		meta += " | written by " + note.Escape(h.ProvModel)
+	}
 	if v, ok := conflictOf(h); ok {
 		// Both versions are shown, the copy right after its note: the
 		// model must not take either for the settled truth.

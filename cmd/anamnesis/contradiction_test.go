@@ -2,8 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/anamnesis-memory/anamnesis"
 )
 
 // Contradictions surface at write time (issue 25): memory_write answers
@@ -68,5 +73,33 @@ func TestWriteJSONReturnsSimilarNotes(t *testing.T) {
 	}
 	if marked != 2 {
 		t.Errorf("search does not mark the pair:\n%s", r.stdout)
+	}
+}
+
+// Notes Claude writes through memory_write say so (issue 25), with a
+// prov_source the Python tool's index accepts.
+func TestMCPWriteProvenance(t *testing.T) {
+	cs, s := mcpSession(t)
+	_, text := call(t, cs, "memory_write", map[string]any{"type": "semantic", "title": "Widget deploys with Render", "body": "render deploy", "project": "widget"})
+	var out writeOut
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatal(err, text)
+	}
+	data, err := os.ReadFile(filepath.Join(s.Home(), out.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	python := []string{"human", "session-end", "reflection", "import", "merge"}
+	var src, model string
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "prov_source: "); ok {
+			src = v
+		}
+		if v, ok := strings.CutPrefix(line, "prov_model: "); ok {
+			model = strings.Trim(v, "'")
+		}
+	}
+	if !slices.Contains(python, src) || model != anamnesis.ProvModelMCP {
+		t.Errorf("prov_source %q, prov_model %q:\n%s", src, model, data)
 	}
 }

@@ -311,8 +311,12 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 		func(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
 			// The Store validates (anamnesis.ErrInvalid); its message, which
 			// names the field, becomes the tool error.
+			// prov_source stays one the Python tool's index accepts
+			// (human, session-end, reflection, import, merge): a note
+			// written on purpose, not made from a transcript; prov_model
+			// says Claude wrote it.
 			n, path, err := s.Write(ctx, anamnesis.WriteRequest{Type: in.Type, Title: in.Title, Body: in.Body,
-				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes})
+				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes, ProvModel: anamnesis.ProvModelMCP})
 			if err != nil {
 				return nil, writeOut{}, err
 			}
