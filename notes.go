@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,11 @@ type WriteRequest struct {
 	ProvModel   string
 	ProvSession string
 	Confidence  float64 // 0 means 1.0
+	// Once returns the live note this one would repeat (same type,
+	// project, scope, title, body and supersedes) instead of writing a
+	// second: what `write` and memory_write ask, where a retried call or
+	// a model repeating itself would leave two notes of one fact.
+	Once bool
 }
 
 // Write creates a note file, indexes it and commits it if portable.
@@ -67,11 +73,38 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string
 	if err := s.checkSuperseded(ctx, n.Supersedes); err != nil {
 		return nil, "", err
 	}
+	if req.Once {
+		if same, path, ok := s.sameLiveNote(ctx, n); ok {
+			return same, path, nil
+		}
+	}
 	path, err := s.put(ctx, n)
 	if err != nil {
 		return nil, "", err
 	}
 	return n, path, nil
+}
+
+// sameLiveNote finds a live note n would repeat: same type, project,
+// scope, title, body and supersedes (a retried tool call, a model writing
+// what it already wrote). Writing it again would make two notes of one
+// fact, both injected and searched ever after. Any failure to look counts
+// as none: the write goes ahead.
+func (s *Store) sameLiveNote(ctx context.Context, n *note.Note) (*note.Note, string, bool) {
+	hits, err := guarded(ctx, s, func() ([]index.Hit, error) {
+		return s.idx().Search(ctx, n.Title, index.Filter{Project: n.Project, Type: n.Type, Live: true, Limit: 5})
+	})
+	if err != nil {
+		return nil, "", false
+	}
+	for _, h := range hits {
+		if h.Title == n.Title && strings.TrimSpace(h.Body) == strings.TrimSpace(n.Body) && h.Scope == n.Scope &&
+			slices.Equal(h.Supersedes, n.Supersedes) && h.ConflictOf == "" && h.ProvSession == n.ProvSession {
+			same := h.Note
+			return &same, h.Path, true
+		}
+	}
+	return nil, "", false
 }
 
 // checkSuperseded refuses ids no note has: a mistyped id would hide

@@ -106,3 +106,33 @@ func TestFunctionWordsDoNotDecideRankOne(t *testing.T) {
 		t.Errorf("a query of function words only became %q", got)
 	}
 }
+
+// Writing the same note twice (with Once, as write and memory_write do)
+// makes one note (issue 25).
+func TestSameNoteTwiceIsOneNote(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir(), Options{MachineID: "m", Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	req := WriteRequest{Type: "semantic", Title: "Widget deploys with Render", Body: "render deploy", Project: "widget", Once: true}
+	a, pa, err := s.Write(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, pb, err := s.Write(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID != b.ID || pa != pb {
+		t.Errorf("two notes: %s %s, %s %s", a.ID, pa, b.ID, pb)
+	}
+	req.Body = "render deploy, from main"
+	if c, _, err := s.Write(ctx, req); err != nil || c.ID == a.ID {
+		t.Errorf("a different body was taken for the same note: %v", err)
+	}
+	if n, err := s.Count(ctx, index.Filter{Project: "widget"}); err != nil || n != 2 {
+		t.Errorf("%d notes, %v", n, err)
+	}
+}

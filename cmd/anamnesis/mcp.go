@@ -316,7 +316,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			// written on purpose, not made from a transcript; prov_model
 			// says Claude wrote it.
 			n, path, err := s.Write(ctx, anamnesis.WriteRequest{Type: in.Type, Title: in.Title, Body: in.Body,
-				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes, ProvModel: anamnesis.ProvModelMCP})
+				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes, ProvModel: anamnesis.ProvModelMCP, Once: true})
 			if err != nil {
 				return nil, writeOut{}, err
 			}

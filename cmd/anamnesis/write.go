@@ -56,7 +56,7 @@ func writeCommand() *cli.Command {
 				defer spawnEmbed(c, s) // vectors follow in the background
 				n, path, err := s.Write(ctx, anamnesis.WriteRequest{
 					Type: c.String("type"), Title: c.String("title"), Body: body, Project: c.String("project"),
-					Tags: tags, Scope: c.String("scope"), Supersedes: sup,
+					Tags: tags, Scope: c.String("scope"), Supersedes: sup, Once: true,
 				})
 				if err != nil {
 					return err
