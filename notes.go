@@ -164,7 +164,7 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", homePath, indexErr))
 	}
 	if t.Scope == note.ScopePortable {
-		s.commitNew(ctx, rel, homePath, indexErr == nil)
+		s.commitNew(ctx, rel, homePath, indexErr == nil, commitWhat("write", n))
 	}
 	return homePath, nil
 }
@@ -285,7 +285,7 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", h.Path, indexErr))
 	}
 	if scope == note.ScopePortable {
-		s.commitNew(ctx, rel, h.Path, indexErr == nil)
+		s.commitNew(ctx, rel, h.Path, indexErr == nil, commitWhat("update", n))
 	}
 	return h.Path, nil
 }

@@ -48,26 +48,31 @@ func (s *Store) Remote() string {
 	return s.config.Remote
 }
 
+// commitWhat is the line a commit of n says: write, update or capture
+// (a session note), the note's type, id and title.
+func commitWhat(verb string, n *note.Note) string {
+	if n.ProvSource == "session-end" {
+		verb = "capture session (" + verb + ")"
+	}
+	return fmt.Sprintf("%s %s %s: %s", verb, n.Type, n.ID, n.Title)
+}
+
 // commitNew commits a portable note just written or updated, and tells
 // the user, in one notice, when it could not: the note stays on disk and
 // the next sync commits it (every sync commits everything first).
 // indexed says whether the index took the change; only then may the
 // index be recorded as up to date with the new commit.
-func (s *Store) commitNew(ctx context.Context, rel, homePath string, indexed bool) {
-	if err := s.commitNote(ctx, rel, indexed); err != nil {
+func (s *Store) commitNew(ctx context.Context, rel, homePath string, indexed bool, what string) {
+	if err := s.commitNotes(ctx, []string{rel}, indexed, what); err != nil {
 		s.notice(fmt.Sprintf("note %s saved but not committed: %v; the next `anamnesis sync` commits it", homePath, err))
 	}
 }
 
-// commitNote commits one portable note right after it was written, so it
-// is durable in git before any sync.
-func (s *Store) commitNote(ctx context.Context, rel string, indexed bool) error {
-	return s.commitNotes(ctx, []string{rel}, indexed)
-}
-
 // commitNotes commits the given memory/ paths (written or removed) in one
-// commit; indexed as in commitNote.
-func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool) error {
+// commit, right after they were written, so they are durable in git
+// before any sync; what says what happened (the message's body, as `git
+// log` shows it). indexed as in commitNew.
+func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool, what string) error {
 	r, err := s.repo(ctx)
 	if err != nil {
 		return err
@@ -81,7 +86,7 @@ func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool) er
 	if err != nil {
 		return err
 	}
-	head, _, err := r.CommitPaths(ctx, rels)
+	head, _, err := r.CommitPathsSaying(ctx, rels, what)
 	if err != nil {
 		return fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
 	}

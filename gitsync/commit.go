@@ -319,13 +319,20 @@ func (g *Repo) CommitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 			paths = append(paths, p) // indexed but gone: stage the deletion
 		}
 	}
-	return g.commit(ctx, idx, known, paths)
+	return g.commit(ctx, idx, known, paths, "sync: commit what changed on disk since the last commit")
 }
 
 // CommitPaths commits the current content of the given worktree paths
 // (relative, forward slashes) without scanning anything else: the fast
 // path after writing one note. The caller holds the lock.
 func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, bool, error) {
+	return g.CommitPathsSaying(ctx, paths, "")
+}
+
+// CommitPathsSaying is CommitPaths with what happened (one or more
+// lines, "write semantic 01J…: title") as the commit message's body,
+// under the subject the Python tool's dashboard parses.
+func (g *Repo) CommitPathsSaying(ctx context.Context, paths []string, what string) (plumbing.Hash, bool, error) {
 	for _, p := range paths {
 		if err := g.realParents(p); err != nil {
 			return plumbing.ZeroHash, false, err
@@ -335,10 +342,10 @@ func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, 
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	return g.commit(ctx, idx, entryMap(idx), paths)
+	return g.commit(ctx, idx, entryMap(idx), paths, what)
 }
 
-func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string) (plumbing.Hash, bool, error) {
+func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string, what string) (plumbing.Hash, bool, error) {
 	_, touched, err := g.stageTouched(ctx, idx, paths, known)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -369,7 +376,11 @@ func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string
 	if !head.IsZero() {
 		parents = []plumbing.Hash{head}
 	}
-	c, err := g.writeCommit(tree, parents, g.commitMessage())
+	msg := g.commitMessage()
+	if what = strings.TrimSpace(what); what != "" {
+		msg += "\n" + what + "\n"
+	}
+	c, err := g.writeCommit(tree, parents, msg)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
