@@ -163,7 +163,14 @@ func renderNote(h index.Hit, remark string) string {
 	if v, ok := conflictOf(h); ok {
 		// Both versions are shown, the copy right after its note: the
 		// model must not take either for the settled truth.
-		meta += " | CONFLICT COPY of " + v + ": another machine's version of that note, kept when a sync met overlapping edits; until one is kept (memory_resolve) neither is settled"
+		made, kept := "another machine's version", ""
+		if m, ok := h.ExtraValue("conflict_machine"); ok && m != "" {
+			made = "the version made on " + note.Escape(m)
+		}
+		if m, ok := h.ExtraValue("conflict_of_machine"); ok && m != "" {
+			kept = " (the note holds the version made on " + note.Escape(m) + ")"
+		}
+		meta += " | CONFLICT COPY of " + v + ": " + made + " of that note" + kept + ", kept when a sync met overlapping edits; until one is kept (memory_resolve) neither is settled"
 	}
 	if len(h.LooksLike) > 0 {
 		// Two live notes with nearly one title: a fact rewritten without
