@@ -146,7 +146,15 @@ const promptSyncStamp = "prompt-sync.stamp"
 // sync lock serializes them). Any failure to read or write the stamp
 // counts as not due: a prompt never pays for a broken state directory.
 func promptSyncDue(home string, now time.Time, interval time.Duration) bool {
-	p := filepath.Join(home, "state", promptSyncStamp)
+	return stampDue(home, promptSyncStamp, now, interval)
+}
+
+// stampDue reports whether the stamp file name in home's state/ is older
+// than interval (or missing), and if so touches it: one start per
+// interval of whatever it throttles. Failing to read or write it counts
+// as not due.
+func stampDue(home, name string, now time.Time, interval time.Duration) bool {
+	p := filepath.Join(home, "state", name)
 	if fi, err := os.Stat(p); err == nil {
 		if age := now.Sub(fi.ModTime()); age >= 0 && age < interval {
 			return false
@@ -154,16 +162,21 @@ func promptSyncDue(home string, now time.Time, interval time.Duration) bool {
 	} else if !os.IsNotExist(err) {
 		return false
 	}
-	return markPromptSync(home, now)
+	return touchStamp(home, name, now)
 }
 
 // markPromptSync records that a sync started now (promptSyncDue).
 func markPromptSync(home string, now time.Time) bool {
+	return touchStamp(home, promptSyncStamp, now)
+}
+
+// touchStamp sets the stamp file's time to now, creating it.
+func touchStamp(home, name string, now time.Time) bool {
 	dir := filepath.Join(home, "state")
 	if err := logfile.PrivateDir(dir); err != nil {
 		return false
 	}
-	p := filepath.Join(dir, promptSyncStamp)
+	p := filepath.Join(dir, name)
 	if err := os.Chtimes(p, now, now); err == nil {
 		return true
 	}

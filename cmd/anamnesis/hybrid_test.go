@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/fakeembed"
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
@@ -174,5 +175,37 @@ func TestEvalModes(t *testing.T) {
 	}
 	if r := anm(t, home, "", "eval", "--self", "--mode", "psychic"); r.code == 0 {
 		t.Error("a bad mode was accepted")
+	}
+}
+
+// After the embedder's model changes, search says on stderr that notes
+// lack vectors for the new model, and computes them in the background
+// (issue 25): no manual `anamnesis embed`.
+func TestSearchEmbedsForANewModelInTheBackground(t *testing.T) {
+	srv := fakeembed.Start(t, fakeembed.Options{})
+	home := t.TempDir()
+	awaitDetached(t, home)
+	config := func(model string) {
+		cfg := fmt.Sprintf(`{"embedder": {"kind": "ollama", "url": %q, "model": %q}}`, srv.URL, model)
+		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config("model-one")
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Sluggish datastore", "--body", "The db gets laggy under load."))
+	mustOK(t, anm(t, home, "", "embed"))
+	if r := mustOK(t, anm(t, home, "", "search", "datastore")); strings.Contains(r.stderr, "no vector") {
+		t.Fatalf("every note has a vector, yet: %s", r.stderr)
+	}
+	config("model-two")
+	r := mustOK(t, anm(t, home, "", "search", "datastore"))
+	if !strings.Contains(r.stderr, "1 of 1 notes have no vector for model ollama:model-two yet") || !strings.Contains(r.stderr, "computing them in the background") {
+		t.Fatalf("stderr: %q", r.stderr)
+	}
+	if !detachedDone(home, 15*time.Second) {
+		t.Fatal("the background embedding never ended")
+	}
+	if r := mustOK(t, anm(t, home, "", "search", "datastore")); strings.Contains(r.stderr, "no vector") {
+		t.Errorf("the vectors were not computed in the background: %s", r.stderr)
 	}
 }
