@@ -48,7 +48,15 @@ type Config struct {
 	NativeImportSkip []string `json:"-"`
 	// Embedder configures the semantic search leg ("embedder"; nil: off).
 	Embedder *EmbedderConfig `json:"-"`
-	raw      map[string]json.RawMessage
+	// SessionStartSyncMS is how long SessionStart waits for the sync it
+	// starts before it injects ("session_start_sync_ms"; nil: the
+	// default, DefaultSessionStartSync; 0: it does not wait).
+	SessionStartSyncMS *int `json:"-"`
+	// PromptSyncSeconds is the least time between two background syncs
+	// the prompt hook starts ("prompt_sync_seconds"; nil: the default,
+	// DefaultPromptSync; 0: none).
+	PromptSyncSeconds *int `json:"-"`
+	raw               map[string]json.RawMessage
 }
 
 // EmbedderConfig is config.json's "embedder": a local or hosted embedding
@@ -76,6 +84,24 @@ const (
 	DefaultRecallCosine       = 0.6
 	DefaultRecallEmbedTimeout = 250 * time.Millisecond
 )
+
+// DefaultSessionStartSync is how long SessionStart waits for the sync it
+// starts, so that what other machines wrote minutes ago is injected
+// rather than the stale local index: a sync with a hub on disk or nearby
+// takes 60-90 ms, a slow one is left to finish in the background (its
+// notes follow at the first prompt). MaxSessionStartSyncMS keeps
+// session_start_sync_ms well within the hook's 10 s timeout.
+const (
+	DefaultSessionStartSync = 400 * time.Millisecond
+	MaxSessionStartSyncMS   = 5000
+)
+
+// DefaultPromptSync is the least time between two syncs the prompt hook
+// starts in the background: with a hub, a note another machine wrote and
+// pushed reaches an open session's prompts within about this long plus
+// one sync (60-200 ms), while a session of many quick prompts starts one
+// sync per interval, not one per prompt.
+const DefaultPromptSync = 20 * time.Second
 
 // Defaults of an Ollama embedder given by kind alone (ParseEmbedderSpec).
 const (
@@ -169,6 +195,20 @@ func LoadConfig(home string) (Config, error) {
 			return Config{}, fmt.Errorf("config %s: embedder.prompt_timeout_ms must be >= 0, got %d", p, e.PromptTimeoutMS)
 		}
 		c.Embedder = &e
+	}
+	if v, ok := c.raw["session_start_sync_ms"]; ok {
+		var ms int
+		if err := json.Unmarshal(v, &ms); err != nil || ms < 0 || ms > MaxSessionStartSyncMS {
+			return Config{}, fmt.Errorf("config %s: session_start_sync_ms must be a number of milliseconds from 0 to %d, got %s", p, MaxSessionStartSyncMS, v)
+		}
+		c.SessionStartSyncMS = &ms
+	}
+	if v, ok := c.raw["prompt_sync_seconds"]; ok {
+		var sec int
+		if err := json.Unmarshal(v, &sec); err != nil || sec < 0 || sec > 3600 {
+			return Config{}, fmt.Errorf("config %s: prompt_sync_seconds must be a number of seconds from 0 to 3600, got %s", p, v)
+		}
+		c.PromptSyncSeconds = &sec
 	}
 	if v, ok := c.raw["native_import_skip"]; ok {
 		if err := json.Unmarshal(v, &c.NativeImportSkip); err != nil {

@@ -1,6 +1,7 @@
 package anamnesis
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -42,6 +43,9 @@ type Install struct {
 	Binary string
 	// ClaudeDir is Claude Code's configuration directory.
 	ClaudeDir string
+	// ClaudeJSON is the file holding Claude Code's user-scope MCP
+	// servers (claudecode.ClaudeJSON).
+	ClaudeJSON string
 	// Problem, when set, says why the above could not be found; the hook
 	// checks report it.
 	Problem string
@@ -55,7 +59,46 @@ type Install struct {
 func (s *Store) Doctor(ctx context.Context, inst Install) []Check {
 	out := s.storeChecks(ctx)
 	out = append(out, s.syncChecks(ctx)...)
-	return append(out, s.gitHooksCheck(), s.claudeHooksCheck(inst))
+	return append(out, s.gitHooksCheck(), s.claudeHooksCheck(inst), s.mcpCheck(inst))
+}
+
+// mcpCheck reports how Claude Code reaches the MCP server: registered by
+// init (user scope, as init would write it), by the plugin, or both,
+// which gives Claude every memory tool twice (mcp__anamnesis__… and
+// mcp__plugin_anamnesis_anamnesis__…) and both schemas in every request.
+func (s *Store) mcpCheck(inst Install) Check {
+	const name = "mcp server"
+	if inst.Problem != "" || inst.ClaudeJSON == "" {
+		return Check{Name: name, State: CheckWarn, Detail: cmp.Or(inst.Problem, "Claude Code's configuration was not found")}
+	}
+	reg, err := claudecode.ReadMCPRegistration(inst.ClaudeJSON)
+	if err != nil {
+		return Check{Name: name, State: CheckWarn, Detail: err.Error()}
+	}
+	plugin, err := claudecode.FindPlugin(inst.ClaudeDir)
+	if err != nil {
+		return Check{Name: name, State: CheckWarn, Detail: err.Error()}
+	}
+	var local string
+	if len(reg.Projects) > 0 {
+		local = fmt.Sprintf("; also registered at local scope in %s (`claude mcp remove --scope local anamnesis` in each removes it)", strings.Join(reg.Projects, ", "))
+	}
+	switch {
+	case plugin != "" && reg.User != nil:
+		return Check{Name: name, State: CheckWarn,
+			Detail: "registered twice: by init in " + inst.ClaudeJSON + " (mcpServers.anamnesis) and by the Claude Code plugin " + plugin +
+				": Claude gets every memory tool twice, with both schemas in every request" + local,
+			Fix: "run `claude mcp remove --scope user anamnesis` (the plugin's server stays), or `anamnesis init`, which does the same when the plugin is enabled"}
+	case plugin != "":
+		return Check{Name: name, State: CheckOK, Detail: "served by the Claude Code plugin " + plugin + local}
+	case reg.User == nil:
+		return Check{Name: name, State: CheckWarn, Detail: "not registered in " + inst.ClaudeJSON + ": Claude cannot search or write memory" + local,
+			Fix: "run `anamnesis init` (add --no-claude/--no-sync to change only the MCP registration)"}
+	case !claudecode.SameMCPServer(reg.User, inst.Binary, s.home):
+		return Check{Name: name, State: CheckWarn, Detail: "registered in " + inst.ClaudeJSON + " for another binary or home, or edited by hand" + local,
+			Fix: "run `anamnesis init` (add --no-claude/--no-sync to change only the MCP registration)"}
+	}
+	return Check{Name: name, State: CheckOK, Detail: "registered in " + inst.ClaudeJSON + local}
 }
 
 // storeChecks are Doctor's findings about the trees, the index and the

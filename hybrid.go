@@ -197,7 +197,7 @@ func (s *Store) searchWithVector(ctx context.Context, query string, q []float32,
 	}
 	var bm25 []index.Hit
 	if mode == ModeHybrid {
-		if bm25, err = guarded(ctx, s, func() ([]index.Hit, error) { return s.idx().Search(ctx, query, leg) }); err != nil {
+		if bm25, err = guarded(ctx, s, func() ([]index.Hit, error) { return s.idx().Search(ctx, contentQuery(query), leg) }); err != nil {
 			return nil, err
 		}
 	}
@@ -216,7 +216,11 @@ func (s *Store) searchWithVector(ctx context.Context, query string, q []float32,
 	if len(hits) > k {
 		hits = hits[:k]
 	}
-	return s.pairConflicts(ctx, hits)
+	if hits, err = s.pairConflicts(ctx, hits); err != nil {
+		return nil, err
+	}
+	MarkSameFact(hits)
+	return hits, nil
 }
 
 // fuse merges the BM25 ranking and the vector ranking (with each note's

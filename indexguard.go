@@ -245,7 +245,7 @@ func (s *Store) repairLocked(ctx context.Context, announce bool) (ReconcileRepor
 		}
 		s.setIndex(ix)
 	}
-	rep, err := s.reconcile(ctx)
+	rep, err := s.reconcile(ctx, false)
 	if err != nil {
 		return rep, err
 	}

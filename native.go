@@ -436,7 +436,7 @@ func (imp *nativeImport) finish(ctx context.Context) error {
 	if len(imp.rels) == 0 {
 		return nil
 	}
-	if err := s.commitNotes(ctx, imp.rels, indexErr == nil); err != nil {
+	if err := s.commitNotes(ctx, imp.rels, indexErr == nil, fmt.Sprintf("import %d Claude Code memory files", len(imp.rels))); err != nil {
 		s.notice(fmt.Sprintf("Claude Code memories imported but not committed: %v; the next `anamnesis sync` commits them", err))
 		return nil
 	}

@@ -7,11 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
+
+// ProvModelMCP is the prov_model of notes Claude writes through the MCP
+// server's memory_write. Their prov_source stays "human" (a note
+// written on purpose), one of the values the Python tool's index
+// accepts, so both tools read the same memory/.
+const ProvModelMCP = "claude-code (memory_write)"
 
 // WriteRequest describes a new note.
 type WriteRequest struct {
@@ -27,6 +35,11 @@ type WriteRequest struct {
 	ProvModel   string
 	ProvSession string
 	Confidence  float64 // 0 means 1.0
+	// Once returns the live note this one would repeat (same type,
+	// project, scope, title, body and supersedes) instead of writing a
+	// second: what `write` and memory_write ask, where a retried call or
+	// a model repeating itself would leave two notes of one fact.
+	Once bool
 }
 
 // Write creates a note file, indexes it and commits it if portable.
@@ -60,11 +73,38 @@ func (s *Store) Write(ctx context.Context, req WriteRequest) (*note.Note, string
 	if err := s.checkSuperseded(ctx, n.Supersedes); err != nil {
 		return nil, "", err
 	}
+	if req.Once {
+		if same, path, ok := s.sameLiveNote(ctx, n); ok {
+			return same, path, nil
+		}
+	}
 	path, err := s.put(ctx, n)
 	if err != nil {
 		return nil, "", err
 	}
 	return n, path, nil
+}
+
+// sameLiveNote finds a live note n would repeat: same type, project,
+// scope, title, body and supersedes (a retried tool call, a model writing
+// what it already wrote). Writing it again would make two notes of one
+// fact, both injected and searched ever after. Any failure to look counts
+// as none: the write goes ahead.
+func (s *Store) sameLiveNote(ctx context.Context, n *note.Note) (*note.Note, string, bool) {
+	hits, err := guarded(ctx, s, func() ([]index.Hit, error) {
+		return s.idx().Search(ctx, n.Title, index.Filter{Project: n.Project, Type: n.Type, Live: true, Limit: 5})
+	})
+	if err != nil {
+		return nil, "", false
+	}
+	for _, h := range hits {
+		if h.Title == n.Title && strings.TrimSpace(h.Body) == strings.TrimSpace(n.Body) && h.Scope == n.Scope &&
+			slices.Equal(h.Supersedes, n.Supersedes) && h.ConflictOf == "" && h.ProvSession == n.ProvSession {
+			same := h.Note
+			return &same, h.Path, true
+		}
+	}
+	return nil, "", false
 }
 
 // checkSuperseded refuses ids no note has: a mistyped id would hide
@@ -124,7 +164,7 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", homePath, indexErr))
 	}
 	if t.Scope == note.ScopePortable {
-		s.commitNew(ctx, rel, homePath, indexErr == nil)
+		s.commitNew(ctx, rel, homePath, indexErr == nil, commitWhat("write", n))
 	}
 	return homePath, nil
 }
@@ -245,7 +285,7 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", h.Path, indexErr))
 	}
 	if scope == note.ScopePortable {
-		s.commitNew(ctx, rel, h.Path, indexErr == nil)
+		s.commitNew(ctx, rel, h.Path, indexErr == nil, commitWhat("update", n))
 	}
 	return h.Path, nil
 }
@@ -265,6 +305,9 @@ type NoteJSON struct {
 	Supersedes []string `json:"supersedes"`
 	// ConflictOf names the note this one is a conflict copy of.
 	ConflictOf string `json:"conflict_of,omitempty"`
+	// LooksLike names notes in the same result that look like another
+	// version of the same fact (MarkSameFact).
+	LooksLike []string `json:"looks_like,omitempty"`
 	// Body is nil in a listing without bodies (MCP's memory_list).
 	Body *string `json:"body,omitempty"`
 	// Truncated says Body was cut to fit a result (MCP).
@@ -279,8 +322,8 @@ type NoteJSON struct {
 	// Why a hybrid search ranked it there: its rank in the BM25 and vector
 	// legs (absent: not in that leg), its cosine to the query, the decay
 	// factor (absent: no decay). Score is then the fused score.
-	BM25Rank int     `json:"bm25_rank,omitempty"`
-	VecRank  int     `json:"vec_rank,omitempty"`
+	BM25Rank Rank    `json:"bm25_rank,omitzero"`
+	VecRank  Rank    `json:"vec_rank,omitzero"`
 	Cosine   float64 `json:"cosine,omitempty"`
 	Decay    float64 `json:"decay,omitempty"`
 }
@@ -291,7 +334,7 @@ func NoteOf(h Hit, withScore bool) NoteJSON {
 	body := h.Body
 	out := NoteJSON{ID: h.ID, Type: h.Type, Title: h.Title, Project: h.Project, Scope: h.Scope, MachineID: h.MachineID,
 		Tags: h.Tags, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt, Supersedes: h.Supersedes, ConflictOf: h.ConflictOf,
-		Body: &body, Path: h.Path}
+		Body: &body, Path: h.Path, LooksLike: h.LooksLike}
 	if out.Tags == nil {
 		out.Tags = []string{}
 	}
@@ -301,7 +344,44 @@ func NoteOf(h Hit, withScore bool) NoteJSON {
 	if withScore {
 		s := h.Score
 		out.Score = &s
-		out.BM25Rank, out.VecRank, out.Cosine, out.Decay = h.BM25Rank, h.VecRank, h.Cosine, h.Decay
+		if h.BM25Rank > 0 || h.VecRank > 0 { // a hybrid search: both keys, always
+			out.BM25Rank, out.VecRank = Rank{Of: h.BM25Rank, Hybrid: true}, Rank{Of: h.VecRank, Hybrid: true}
+		}
+		out.Cosine, out.Decay = h.Cosine, h.Decay
 	}
 	return out
+}
+
+// Rank is a note's rank in one leg of a hybrid search, as JSON: its rank
+// (1 is the best), null when the leg did not find it, and absent outside
+// hybrid results, so a hybrid result always has the same keys.
+type Rank struct {
+	Of     int  // 0: not found by that leg
+	Hybrid bool // set in hybrid results only
+}
+
+// IsZero leaves the key out of results that are not hybrid (omitzero).
+func (r Rank) IsZero() bool { return !r.Hybrid }
+
+// MarshalJSON is the rank, or null.
+func (r Rank) MarshalJSON() ([]byte, error) {
+	if r.Of <= 0 {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.Itoa(r.Of)), nil
+}
+
+// UnmarshalJSON reads a rank or null.
+func (r *Rank) UnmarshalJSON(b []byte) error {
+	r.Hybrid = true
+	if string(b) == "null" {
+		r.Of = 0
+		return nil
+	}
+	n, err := strconv.Atoi(string(b))
+	if err != nil {
+		return fmt.Errorf("rank %s: %w", b, err)
+	}
+	r.Of = n
+	return nil
 }

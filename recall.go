@@ -89,8 +89,13 @@ func (s *Store) Inject(ctx context.Context, project string, k int) (notes []inde
 	}
 	global = slices.DeleteFunc(global, func(h index.Hit) bool { return h.ProvSource == NativeSource && h.MachineID == s.machineID })
 	notes = append(notes, native...)
-	notes, err = s.pairConflicts(ctx, append(notes, global...))
-	return notes, projectTotal, globalTotal, err
+	if notes, err = s.pairConflicts(ctx, append(notes, global...)); err != nil {
+		return nil, 0, 0, err
+	}
+	// Two live versions of one fact are marked until one supersedes the
+	// other: the model must not take either for settled.
+	MarkSameFact(notes)
+	return notes, projectTotal, globalTotal, nil
 }
 
 // Recall returns up to limit notes relevant to a prompt, searching only
@@ -247,9 +252,15 @@ func (s *Store) SaveSession(ctx context.Context, n *note.Note) (id, path string,
 // started before a background sync brought them is shown them with its
 // next prompt.
 func (s *Store) Arrived(ctx context.Context, project string, since time.Time) ([]index.Hit, error) {
-	return guarded(ctx, s, func() ([]index.Hit, error) {
+	arrived, err := guarded(ctx, s, func() ([]index.Hit, error) {
 		return s.idx().List(ctx, index.Filter{Project: project, Live: true, ArrivedAfter: since.UnixNano(), Limit: maxArrived})
 	})
+	if err != nil {
+		return nil, err
+	}
+	// A conflict copy follows its note, so the hook can tell a conflict
+	// settled elsewhere from one still open.
+	return s.pairConflicts(ctx, arrived)
 }
 
 // maxArrived bounds the notes one prompt is shown as arrived; the budget

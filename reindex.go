@@ -318,10 +318,15 @@ func (s *Store) Reconcile(ctx context.Context) (ReconcileReport, error) {
 	if err := s.writable("reindex"); err != nil {
 		return ReconcileReport{}, err
 	}
-	return guarded(ctx, s, func() (ReconcileReport, error) { return s.reconcile(ctx) })
+	return guarded(ctx, s, func() (ReconcileReport, error) { return s.reconcile(ctx, false) })
 }
 
-func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
+// reconcile applies what changed on disk. fromSync marks the notes of
+// memory/ that other machines wrote as arrivals (index.Change.Arrived):
+// a sync falls back to it when the index knows no earlier commit (a
+// machine's first sync), and a session open meanwhile must still be
+// shown what came in.
+func (s *Store) reconcile(ctx context.Context, fromSync bool) (ReconcileReport, error) {
 	changes, err := s.plan(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
@@ -350,6 +355,12 @@ func (s *Store) reconcile(ctx context.Context) (ReconcileReport, error) {
 			return ReconcileReport{}, err
 		}
 		changes = append(changes, more...)
+	}
+	if fromSync {
+		for i, c := range changes {
+			changes[i].Arrived = c.Note != nil && !c.Delete && !c.StatOnly &&
+				strings.HasPrefix(c.File.Path, note.PortableDir+"/") && c.Note.MachineID != s.machineID
+		}
 	}
 	s.progressLarge("indexing changed note files", 0, len(changes))
 	res, err := s.idx().Apply(ctx, changes)
@@ -496,7 +507,7 @@ func (s *Store) reindexSince(ctx context.Context) (index.Result, error) {
 	case st.current:
 		return index.Result{}, nil
 	case !st.known:
-		rep, err := s.Reconcile(ctx)
+		rep, err := s.reconcile(ctx, true)
 		return index.Result{Added: rep.Added, Updated: rep.Updated, Deleted: rep.Deleted}, err
 	}
 	res, err := s.applyPaths(ctx, st.changed)

@@ -183,7 +183,8 @@ func (s *Store) resolveCopies(ctx context.Context, original string, copies []str
 		}
 		rep.Removed = append(rep.Removed, c)
 	}
-	return rep, s.applyAndCommit(ctx, changes, rels, scope == note.ScopePortable)
+	what := fmt.Sprintf("resolve conflict over %s %s: %s", n.ID, n.Title, "kept the merged or chosen version, removed conflict copies "+strings.Join(rep.Removed, ", "))
+	return rep, s.applyAndCommit(ctx, changes, rels, scope == note.ScopePortable, what)
 }
 
 // resolveFork makes the kept successor supersede the others.
@@ -219,7 +220,7 @@ func (s *Store) resolveFork(ctx context.Context, id string, succ []string, r Res
 
 // applyAndCommit indexes changes and, for a portable note, commits the
 // given memory/ paths in one commit.
-func (s *Store) applyAndCommit(ctx context.Context, changes []index.Change, rels []string, portable bool) error {
+func (s *Store) applyAndCommit(ctx context.Context, changes []index.Change, rels []string, portable bool, what string) error {
 	indexErr := s.guard(ctx, func() error {
 		_, err := s.idx().Apply(ctx, changes)
 		return err
@@ -230,7 +231,7 @@ func (s *Store) applyAndCommit(ctx context.Context, changes []index.Change, rels
 	if !portable || len(rels) == 0 {
 		return nil
 	}
-	if err := s.commitNotes(ctx, rels, indexErr == nil); err != nil {
+	if err := s.commitNotes(ctx, rels, indexErr == nil, what); err != nil {
 		s.notice(fmt.Sprintf("resolved but not committed: %v; the next `anamnesis sync` commits it", err))
 	}
 	return nil

@@ -155,3 +155,48 @@ func TestTwoSuccessorsFlaggedAndResolved(t *testing.T) {
 		t.Errorf("search after resolving: %v", hits)
 	}
 }
+
+// A conflict copy names the machine that made its version and the one
+// whose version the note kept (issue 25), the same on both machines.
+func TestConflictCopyNamesEachVersionsMachine(t *testing.T) {
+	a, b := machines(t)
+	n, _, err := a.Write(ctx, WriteRequest{Type: "semantic", Title: "Canary duration", Body: "The canary runs 30 minutes.", Project: "app"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, a, b)
+	edit := func(s *Store, body string) {
+		t.Helper()
+		m, _, err := s.Get(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Body = body
+		if _, err := s.Update(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit(a, "The canary runs 45 minutes.")
+	edit(b, "The canary runs 60 minutes.")
+	mustSync(t, a, b, a)
+	for _, s := range []*Store{a, b} {
+		cs, err := s.Conflicts(ctx)
+		if err != nil || len(cs) != 1 || len(cs[0].Copies) != 1 {
+			t.Fatalf("conflicts: %+v %v", cs, err)
+		}
+		cp, _, err := s.Get(ctx, cs[0].Copies[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, _, err := s.Get(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		made, _ := cp.ExtraValue("conflict_machine")
+		keptBy, _ := cp.ExtraValue("conflict_of_machine")
+		want := map[string]string{"The canary runs 45 minutes.": "desk", "The canary runs 60 minutes.": "laptop"}
+		if made != want[strings.TrimSpace(cp.Body)] || keptBy != want[strings.TrimSpace(kept.Body)] || made == keptBy {
+			t.Errorf("%s: copy %q made by %q, note %q kept by %q", s.MachineID(), cp.Body, made, kept.Body, keptBy)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/internal/fts5token"
@@ -29,7 +30,11 @@ func (s *Store) Search(ctx context.Context, query string, f index.Filter) ([]ind
 	// echo holds ranks close to it anyway.
 	hits = durableFirst(query, hits)
 	// A conflict copy and its note come together, even past k.
-	return s.pairConflicts(ctx, hits)
+	if hits, err = s.pairConflicts(ctx, hits); err != nil {
+		return nil, err
+	}
+	MarkSameFact(hits)
+	return hits, nil
 }
 
 // durableFirst moves each session (episodic) note below the last durable
@@ -89,6 +94,7 @@ func durableFirst(query string, hits []index.Hit) []index.Hit {
 }
 
 func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]index.Hit, error) {
+	query = contentQuery(query)
 	days := s.decayDays
 	if days <= 0 {
 		return s.idx().Search(ctx, query, f)
@@ -104,6 +110,25 @@ func (s *Store) search(ctx context.Context, query string, f index.Filter) ([]ind
 		return nil, err
 	}
 	return decay(hits, s.now(), days, k), nil
+}
+
+// contentQuery drops a query's function words ("how", "do", "the":
+// index.IsStopword) when it holds any other word. In a young store a
+// function word is in few notes, so bm25 weighs it like a subject, and
+// "how do I deploy" ranked first a session note that said "how do I"
+// over the note about deploying. A query of function words only is kept.
+func contentQuery(query string) string {
+	words := strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) && r != '_' })
+	var kept []string
+	for _, w := range words {
+		if !index.IsStopword(strings.ToLower(w)) {
+			kept = append(kept, w)
+		}
+	}
+	if len(kept) == 0 || len(kept) == len(words) {
+		return query
+	}
+	return strings.Join(kept, " ")
 }
 
 // decayPool is the least number of BM25 candidates decay re-ranks: a note

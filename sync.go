@@ -49,33 +49,48 @@ func (s *Store) Remote() string {
 	return s.config.Remote
 }
 
+// commitWhat is the line a commit of n says: write, update or capture
+// (a session note), the note's type, id and title.
+func commitWhat(verb string, n *note.Note) string {
+	if n.ProvSource == "session-end" {
+		verb = "capture session (" + verb + ")"
+	}
+	return fmt.Sprintf("%s %s %s: %s", verb, n.Type, n.ID, n.Title)
+}
+
 // commitNew commits a portable note just written or updated, and tells
 // the user, in one notice, when it could not: the note stays on disk and
 // the next sync commits it (every sync commits everything first).
 // indexed says whether the index took the change; only then may the
 // index be recorded as up to date with the new commit.
-func (s *Store) commitNew(ctx context.Context, rel, homePath string, indexed bool) {
-	if err := s.commitNote(ctx, rel, indexed); err != nil {
+func (s *Store) commitNew(ctx context.Context, rel, homePath string, indexed bool, what string) {
+	if err := s.commitNotes(ctx, []string{rel}, indexed, what); err != nil {
 		s.notice(fmt.Sprintf("note %s saved but not committed: %v; the next `anamnesis sync` commits it", homePath, err))
 	}
 }
 
-// commitNote commits one portable note right after it was written, so it
-// is durable in git before any sync.
-func (s *Store) commitNote(ctx context.Context, rel string, indexed bool) error {
-	return s.commitNotes(ctx, []string{rel}, indexed)
-}
-
 // commitNotes commits the given memory/ paths (written or removed) in one
-// commit; indexed as in commitNote.
-func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool) error {
-	_, err := s.commitNotesMessage(ctx, rels, indexed, "")
+// commit, right after they were written, so they are durable in git
+// before any sync; what says what happened (the message's body, as `git
+// log` shows it). indexed as in commitNew.
+func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool, what string) error {
+	_, err := s.commitNotesAs(ctx, rels, indexed, func(r *gitsync.Repo) (plumbing.Hash, bool, error) {
+		return r.CommitPathsSaying(ctx, rels, what)
+	})
 	return err
 }
 
-// commitNotesMessage commits rels with msg ("": the usual message) and
-// returns the new head.
+// commitNotesMessage commits rels with a whole message of the caller's
+// ("": the usual one) and returns the new head (consolidation runs).
 func (s *Store) commitNotesMessage(ctx context.Context, rels []string, indexed bool, msg string) (plumbing.Hash, error) {
+	return s.commitNotesAs(ctx, rels, indexed, func(r *gitsync.Repo) (plumbing.Hash, bool, error) {
+		return r.CommitPathsMessage(ctx, rels, msg)
+	})
+}
+
+// commitNotesAs runs commit under memory/'s lock and moves the last
+// indexed commit along with it when the index already holds the change.
+func (s *Store) commitNotesAs(ctx context.Context, rels []string, indexed bool, commit func(*gitsync.Repo) (plumbing.Hash, bool, error)) (plumbing.Hash, error) {
 	r, err := s.repo(ctx)
 	if err != nil {
 		return plumbing.ZeroHash, err
@@ -89,7 +104,7 @@ func (s *Store) commitNotesMessage(ctx context.Context, rels []string, indexed b
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	head, _, err := r.CommitPathsMessage(ctx, rels, msg)
+	head, _, err := commit(r)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
 	}

@@ -19,8 +19,9 @@ const (
 	// under keeps the notes in Claude's context.
 	ContextBudget = 8000
 	// DefaultK is how many of the project's durable notes SessionStart
-	// considers; the budget decides how many fit.
-	DefaultK = 40
+	// considers; the budget decides how many fit whole and how many
+	// more are listed by title.
+	DefaultK = 100
 	// PromptK is how many notes one prompt may add.
 	PromptK = 3
 	// PromptBudget bounds what one prompt adds.
@@ -90,6 +91,13 @@ type Result struct {
 	WantsSync bool
 }
 
+// StartsFresh reports whether a SessionStart may find notes other
+// machines wrote since this machine last looked: a startup or resume
+// may; a clear or compact continues on this machine.
+func StartsFresh(in Input) bool {
+	return in.Source == "" || in.Source == "startup" || in.Source == "resume"
+}
+
 // Handle runs the hook for event (one of Events) on its input.
 func Handle(ctx context.Context, event string, env Env, in Input) (Result, error) {
 	switch event {
@@ -97,8 +105,7 @@ func Handle(ctx context.Context, event string, env Env, in Input) (Result, error
 		out, err := SessionStart(ctx, env, in)
 		// A resume or startup may find notes other machines wrote; a
 		// clear or compact continues on this machine.
-		wants := in.Source == "" || in.Source == "startup" || in.Source == "resume"
-		return Result{Output: out, WantsSync: err == nil && wants}, err
+		return Result{Output: out, WantsSync: err == nil && StartsFresh(in)}, err
 	case "prompt":
 		out, err := Prompt(ctx, env, in)
 		return Result{Output: out}, err
@@ -143,6 +150,10 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	if k <= 0 {
 		k = DefaultK
 	}
+	// Taken before the notes are read: a note a background sync brings
+	// in while they are read is shown again with the next prompt rather
+	// than never.
+	now := time.Now().UnixNano()
 	notes, projectTotal, globalTotal, err := env.Memory.Inject(ctx, project, k)
 	if err != nil {
 		return "", err
@@ -152,11 +163,11 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 		return "", err
 	}
 	if in.Source != "resume" {
-		st.Injected = nil // a new, cleared or compacted context holds nothing
+		st.Injected, st.Shown = nil, nil // a new, cleared or compacted context holds nothing
 	}
 	if st.Started == 0 || in.Source == "startup" {
 		// Notes that arrive from now on are shown with the next prompt.
-		st.Started = time.Now().UnixNano()
+		st.Started = now
 	}
 	all := notes
 	seen := st.seen()
@@ -173,19 +184,24 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	shown := note.Escape(project)
 	attrs := fmt.Sprintf(" project=%q", shown)
 	head := fmt.Sprintf("Notes from anamnesis memory, shared across this user's machines (project %s first, then global notes). They record facts, decisions and past sessions; the memory_search tool finds more.\n", shown)
-	body, ids := renderNotes(notes, budget-memoryBlockSize-len(Inert(attrs+head))-300)
-	if len(ids) == 0 {
+	body, ids, listed := startLayout(notes, budget-memoryBlockSize-len(Inert(attrs+head))-300, project)
+	if len(ids)+len(listed) == 0 {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	// What the session holds now: this injection and, on a resume, the
-	// earlier ones.
+	// earlier ones. A note listed by title only is not held: a prompt
+	// may still bring it whole.
 	for _, id := range ids {
 		seen[id] = true
+	}
+	named := map[string]bool{}
+	for _, id := range listed {
+		named[id] = true
 	}
 	projectShown, globalShown := 0, 0
 	for _, h := range all {
 		switch {
-		case !seen[h.ID]:
+		case !seen[h.ID] && !named[h.ID]:
 		case h.Project == project && project != note.DefaultProject:
 			projectShown++
 		default:
@@ -195,6 +211,7 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	tail := leftOut(shown, projectTotal-projectShown, globalTotal-globalShown)
 	text := memoryBlock(attrs, head+body+tail)
 	st.add(ids)
+	st.remember(notes, append(ids, listed...), false)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}
@@ -281,7 +298,7 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 	var ids []string
 	if len(fresh) > 0 {
 		const head = "Notes that arrived from this user's other machines since this session started:\n"
-		body, shown := renderNotes(fresh, left-len(head))
+		body, shown := renderRemarked(fresh, left-len(head), st.remarks(fresh))
 		if len(shown) > 0 {
 			text.WriteString(head + body)
 			left -= len(head) + len(body)
@@ -303,6 +320,7 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
 	st.add(ids)
+	st.remember(append(fresh, recalled...), ids, true)
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}

@@ -19,15 +19,27 @@ const PluginMarketplace = "anamnesis"
 // PluginToolPrefix starts the names of the plugin's MCP tools.
 const PluginToolPrefix = "mcp__plugin_" + PluginName + "_" + MCPServerName + "__"
 
+// InitToolPrefix starts the names of the MCP tools init registers.
+const InitToolPrefix = "mcp__" + MCPServerName + "__"
+
+// OurTool returns the anamnesis tool a Claude Code tool name calls
+// ("memory_write"), whichever route registered the server (init's
+// mcp__anamnesis__…, the plugin's mcp__plugin_anamnesis_anamnesis__…),
+// and false for any other tool: both routes must behave alike.
+func OurTool(name string) (string, bool) {
+	for _, prefix := range []string{InitToolPrefix, PluginToolPrefix} {
+		if t, ok := strings.CutPrefix(name, prefix); ok && t != "" {
+			return t, true
+		}
+	}
+	return "", false
+}
+
 // IsReadOnlyTool says whether a Claude Code tool name is one of our
 // read-only memory tools, registered by init or by the plugin.
 func IsReadOnlyTool(name string) bool {
-	for _, prefix := range []string{"mcp__" + MCPServerName + "__", PluginToolPrefix} {
-		if t, ok := strings.CutPrefix(name, prefix); ok && slices.Contains(ReadOnlyTools(), t) {
-			return true
-		}
-	}
-	return false
+	t, ok := OurTool(name)
+	return ok && slices.Contains(ReadOnlyTools(), t)
 }
 
 // PreToolUse is the plugin's PreToolUse hook: it allows a read-only

@@ -186,3 +186,20 @@ func TestPluginActive(t *testing.T) {
 		t.Errorf("no project: %q, %v", got, err)
 	}
 }
+
+// Both routes' tool names are ours; the plugin's are named as
+// plugin/.mcp.json's server and plugin.json's name make them.
+func TestOurToolBothRoutes(t *testing.T) {
+	for name, want := range map[string]string{
+		"mcp__anamnesis__memory_write":                  "memory_write",
+		"mcp__plugin_anamnesis_anamnesis__memory_write": "memory_write",
+		"mcp__plugin_anamnesis_anamnesis__memory_get":   "memory_get",
+		"mcp__other__memory_write":                      "",
+		"mcp__anamnesis__":                              "",
+		"Bash":                                          "",
+	} {
+		if got, ok := OurTool(name); got != want || ok != (want != "") {
+			t.Errorf("OurTool(%q) = %q, %v", name, got, ok)
+		}
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/internal/logfile"
 	"github.com/anamnesis-memory/anamnesis/internal/platform"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -34,6 +36,88 @@ type sessionState struct {
 	// other machines (unix nanoseconds): each arrival, a new note or a new
 	// version of one, is shown once.
 	Checked int64 `json:"checked_ns,omitempty"`
+	// Shown keeps, for each note the session was shown, its title then
+	// and where: a later arrival that replaces, edits or settles it can
+	// name what it makes out of date.
+	Shown map[string]shownNote `json:"shown,omitempty"`
+}
+
+// shownNote is what a session was shown of one note.
+type shownNote struct {
+	Title string `json:"t"`
+	// Prompt: shown by a prompt, not at session start.
+	Prompt bool `json:"p,omitempty"`
+	// Conflict: shown with a conflict copy beside it (neither settled).
+	Conflict bool `json:"c,omitempty"`
+}
+
+// where says when a note was shown, for a remark on its replacement.
+func (n shownNote) where() string {
+	if n.Prompt {
+		return "earlier in this session"
+	}
+	return "at session start"
+}
+
+// remarks says, for each arrival that replaces, edits or settles a note
+// the session was shown, what it makes out of date: without it the model
+// holds both versions and cannot tell which is current.
+func (st sessionState) remarks(arrived []index.Hit) map[string]string {
+	out := map[string]string{}
+	copied := map[string]bool{} // notes that still have a conflict copy
+	for _, h := range arrived {
+		if of, ok := conflictOf(h); ok {
+			copied[of] = true
+		}
+	}
+	for _, h := range arrived {
+		if _, ok := conflictOf(h); ok {
+			continue
+		}
+		var parts []string
+		for _, old := range h.Supersedes {
+			if n, ok := st.Shown[old]; ok {
+				parts = append(parts, fmt.Sprintf("Replaces %q (id %s), shown %s: that note is out of date.", note.Escape(n.Title), old, n.where()))
+			}
+		}
+		if n, ok := st.Shown[h.ID]; ok {
+			switch {
+			case n.Conflict && !copied[h.ID]:
+				parts = append(parts, fmt.Sprintf("Settles the conflict over %q shown %s: this version was kept, the conflict copy is gone.", note.Escape(n.Title), n.where()))
+			default:
+				parts = append(parts, fmt.Sprintf("A new version of %q, shown %s: this one is current.", note.Escape(n.Title), n.where()))
+			}
+		}
+		if len(parts) > 0 {
+			out[h.ID] = strings.Join(parts, " ")
+		}
+	}
+	return out
+}
+
+// remember records what the session was shown of hits (those of ids),
+// so that later arrivals can refer to them.
+func (st *sessionState) remember(hits []index.Hit, ids []string, prompt bool) {
+	shown := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		shown[id] = true
+	}
+	if st.Shown == nil {
+		st.Shown = map[string]shownNote{}
+	}
+	for _, h := range hits {
+		if !shown[h.ID] {
+			continue
+		}
+		if of, ok := conflictOf(h); ok {
+			if n, ok := st.Shown[of]; ok {
+				n.Conflict = true
+				st.Shown[of] = n
+			}
+			continue
+		}
+		st.Shown[h.ID] = shownNote{Title: h.Title, Prompt: prompt}
+	}
 }
 
 // loadState reads a session's state; none (or a damaged file, which only

@@ -576,3 +576,47 @@ func MCPServerJSON(binary, storeHome string) json.RawMessage {
 func MCPAddArgs(binary, storeHome string) []string {
 	return []string{"mcp", "add-json", "--scope", "user", MCPServerName, string(MCPServerJSON(binary, storeHome))}
 }
+
+// MCPRegistration is the anamnesis MCP server's entry in ~/.claude.json:
+// at user scope (what init registers) and in any project's local scope
+// (`claude mcp add --scope local`), by project directory.
+type MCPRegistration struct {
+	User     json.RawMessage // nil: none at user scope
+	Projects []string        // projects with a local-scope anamnesis server
+}
+
+// ReadMCPRegistration reads path (ClaudeJSON) for anamnesis servers; a
+// missing file has none.
+func ReadMCPRegistration(path string) (MCPRegistration, error) {
+	var reg MCPRegistration
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return reg, nil
+	}
+	if err != nil {
+		return reg, fmt.Errorf("read %s: %w", path, err)
+	}
+	var doc struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Projects   map[string]struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return reg, fmt.Errorf("%s is not valid JSON: %w", path, err)
+	}
+	reg.User = doc.MCPServers[MCPServerName]
+	for dir, p := range doc.Projects {
+		if _, ok := p.MCPServers[MCPServerName]; ok {
+			reg.Projects = append(reg.Projects, dir)
+		}
+	}
+	slices.Sort(reg.Projects)
+	return reg, nil
+}
+
+// SameMCPServer reports whether a registered entry runs binary for
+// storeHome as init registers it (MCPServerJSON).
+func SameMCPServer(entry json.RawMessage, binary, storeHome string) bool {
+	return equalJSON(entry, MCPServerJSON(binary, storeHome))
+}

@@ -38,10 +38,17 @@ func clip(t string, n int) string {
 	return kept + Ellipsis
 }
 
+// How much of a session's commands its note names: the first
+// maxCommands, the first line of each, clipped to commandLimit.
+const (
+	maxCommands  = 10
+	commandLimit = 160
+)
+
 // Summarize builds the deterministic note of the Python tool's heuristic
-// summarizer: the ask, the branch, files touched, the outcome, as
-// CommonMark blocks separated by blank lines (the Python tool ran some
-// together).
+// summarizer: the ask, the branch, files touched, the commands run, the
+// outcome, as CommonMark blocks separated by blank lines (the Python
+// tool ran some together).
 func Summarize(s Session) (title, body string) {
 	title = "Session summary"
 	if p := strings.TrimSpace(s.FirstPrompt); p != "" {
@@ -72,6 +79,20 @@ func Summarize(s Session) (title, body string) {
 			items[i] = "- " + f
 		}
 		blocks = append(blocks, strings.Join(items, "\n"))
+	}
+	if len(s.Commands) > 0 {
+		// A session that only ran commands (a deploy, a migration) is
+		// otherwise a note that says nothing of what it did.
+		cmds := s.Commands
+		more := ""
+		if len(cmds) > maxCommands {
+			cmds, more = cmds[:maxCommands], fmt.Sprintf("\n- … and %d more", len(s.Commands)-maxCommands)
+		}
+		items := make([]string, len(cmds))
+		for i, c := range cmds {
+			items[i] = "- " + clip(strings.TrimSpace(strings.SplitN(c, "\n", 2)[0]), commandLimit)
+		}
+		blocks = append(blocks, fmt.Sprintf("**Commands run (%d):**", len(s.Commands)), strings.Join(items, "\n")+more)
 	}
 	blocks = append(blocks, "**Outcome:** "+out)
 	return title, strings.Join(blocks, "\n\n")

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -87,5 +88,20 @@ func TestSummaryIsCommonMark(t *testing.T) {
 	_, body = Summarize(Session{})
 	if body != "**Ask:** (no user prompt captured)\n\n**Outcome:** (no assistant output captured)" {
 		t.Errorf("empty summary %q", body)
+	}
+}
+
+// A session that only ran commands names them in its note (issue 25).
+func TestBashOnlySessionNamesItsCommands(t *testing.T) {
+	s, err := ParseTranscript(filepath.Join("testdata", "sessions", "commit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.FilesTouched) != 0 || len(s.Commands) == 0 {
+		t.Fatalf("not a Bash-only session: %d files, %d commands", len(s.FilesTouched), len(s.Commands))
+	}
+	_, body := Summarize(s)
+	if !strings.Contains(body, "**Commands run (") || !strings.Contains(body, "- git status --short && git diff --cached --stat") {
+		t.Errorf("the note does not name the commands:\n%s", body)
 	}
 }

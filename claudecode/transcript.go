@@ -57,7 +57,7 @@ type Session struct {
 // Tools whose use WorthKeeping weighs besides editTools.
 const (
 	bashTool        = "Bash"
-	memoryWriteTool = "mcp__anamnesis__memory_write"
+	memoryWriteTool = "memory_write" // by either route (OurTool)
 )
 
 // editTools name the tools whose input names a file they changed.
@@ -250,7 +250,7 @@ func (s *Session) take(line []byte, seen map[string]bool) bool {
 			if b.Type != "tool_use" {
 				continue
 			}
-			if b.Name == memoryWriteTool {
+			if t, ok := OurTool(b.Name); ok && t == memoryWriteTool {
 				s.MemoryWrites++
 				continue
 			}

@@ -19,6 +19,8 @@ func TestWorthKeepingSessions(t *testing.T) {
 		{"question", false, "no file changed, no state-changing command, no decision"},
 		{"slash-command", false, "no prompt"},
 		{"memory-write", false, "its decision was saved as a durable note"},
+		// The plugin's tool names (issue 25): no episodic echo either.
+		{"memory-write-plugin", false, "its decision was saved as a durable note"},
 		{"edit", true, "files changed"},
 		{"decision", true, "decision recorded"},
 		{"commit", true, "state-changing command"},

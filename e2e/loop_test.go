@@ -68,7 +68,8 @@ func TestClaudeCodeProjectNotesBeforeManyGlobals(t *testing.T) {
 			t.Errorf("project note %d (%s) did not reach the model", i, id)
 		}
 	}
-	if !strings.Contains(first, "global notes; memory_search finds them") {
+	// What does not fit whole is named by title, or counted.
+	if !strings.Contains(first, "- global: global preference ") && !strings.Contains(first, "global notes; memory_search finds them") {
 		t.Error("the injection does not say what it left out")
 	}
 }
@@ -206,5 +207,36 @@ func TestClaudeCodeAutoMemoryTravels(t *testing.T) {
 	}
 	if !strings.Contains(first, "CGO_ENABLED=0 or the Alpine image fails") || !strings.Contains(first, "Claude Code memory from desk") {
 		t.Errorf("desk's auto memory did not reach the laptop's first model request")
+	}
+}
+
+// The first session after switching machines (issue 25): a note
+// superseded and one edited on the desk minutes before reach the
+// laptop's first model request as they are now, not as the laptop's
+// index last had them; SessionStart syncs within its budget first.
+func TestClaudeCodeMachineSwitch(t *testing.T) {
+	claude := npmInstall(t, "claude-code", "@anthropic-ai/claude-code", claudeCodeVersion, "claude")
+	desk, laptop := twoMachines(t, "--no-mcp")
+	fly := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Demo deploys with Fly.io", "--body", "Run fly deploy from main."))
+	region := strings.TrimSpace(desk.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Demo staging region", "--body", "Staging runs in eu-west-3."))
+	desk.anamnesis("sync")
+	laptop.anamnesis("sync")
+	// On the desk, before the switch: one fact replaced, one edited by hand.
+	desk.anamnesis("write", "--type", "semantic", "--project", "demo", "--title", "Demo deploys with Render", "--body", "Run render deploy from main.", "--supersedes", fly)
+	file := desk.store + "/memory/semantic/" + region + ".md"
+	if out, _, err := desk.run(desk.home, "", "sed", "-i", "s/eu-west-3/eu-central-1/", file); err != nil {
+		t.Fatalf("edit: %v %s", err, out)
+	}
+	desk.anamnesis("sync")
+	api := startFakeAPI(t, Reply{Text: "ok"})
+	if out, errs, err := laptop.claude(claude, laptop.project("demo"), api.URL, "how do we deploy?"); err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, out, errs)
+	}
+	first := firstTurn(t, api, "how do we deploy?")
+	if !strings.Contains(first, "render deploy") || !strings.Contains(first, "eu-central-1") {
+		t.Errorf("the current versions did not reach the first request")
+	}
+	if strings.Contains(first, "fly deploy") || strings.Contains(first, "eu-west-3") {
+		t.Errorf("a stale version reached the first request")
 	}
 }

@@ -319,18 +319,29 @@ func (g *Repo) CommitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 			paths = append(paths, p) // indexed but gone: stage the deletion
 		}
 	}
-	return g.commit(ctx, idx, known, paths)
+	return g.commit(ctx, idx, known, paths, g.commitMessage()+"\nsync: commit what changed on disk since the last commit\n")
 }
 
 // CommitPaths commits the current content of the given worktree paths
 // (relative, forward slashes) without scanning anything else: the fast
 // path after writing one note. The caller holds the lock.
 func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, bool, error) {
-	return g.CommitPathsMessage(ctx, paths, "")
+	return g.CommitPathsSaying(ctx, paths, "")
 }
 
-// CommitPathsMessage is CommitPaths with a message of the caller's (""
-// : the usual one): a consolidation run's commit says what it did, so
+// CommitPathsSaying is CommitPaths with what happened (one or more
+// lines, "write semantic 01J…: title") as the commit message's body,
+// under the subject the Python tool's dashboard parses.
+func (g *Repo) CommitPathsSaying(ctx context.Context, paths []string, what string) (plumbing.Hash, bool, error) {
+	msg := g.commitMessage()
+	if what = strings.TrimSpace(what); what != "" {
+		msg += "\n" + what + "\n"
+	}
+	return g.CommitPathsMessage(ctx, paths, msg)
+}
+
+// CommitPathsMessage is CommitPaths with a whole message of the caller's
+// ("": the usual one): a consolidation run's commit says what it did, so
 // that `consolidate --log` can list it and `--undo` find it.
 func (g *Repo) CommitPathsMessage(ctx context.Context, paths []string, msg string) (plumbing.Hash, bool, error) {
 	for _, p := range paths {
@@ -342,14 +353,12 @@ func (g *Repo) CommitPathsMessage(ctx context.Context, paths []string, msg strin
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	return g.commitMsg(ctx, idx, entryMap(idx), paths, msg)
+	return g.commit(ctx, idx, entryMap(idx), paths, msg)
 }
 
-func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string) (plumbing.Hash, bool, error) {
-	return g.commitMsg(ctx, idx, known, paths, "")
-}
-
-func (g *Repo) commitMsg(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string, msg string) (plumbing.Hash, bool, error) {
+// commit records paths (staged from the worktree) in a new commit with
+// msg, or the usual message when msg is "".
+func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, known map[string]*gitindex.Entry, paths []string, msg string) (plumbing.Hash, bool, error) {
 	_, touched, err := g.stageTouched(ctx, idx, paths, known)
 	if err != nil {
 		return plumbing.ZeroHash, false, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -146,7 +147,7 @@ func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, er
 	if err != nil {
 		return res, err
 	}
-	out, conflicts, err := g.mergeTrees(base, ours, theirsFiles, theirs)
+	out, conflicts, err := g.mergeTrees(base, ours, theirsFiles, head, theirs)
 	if err != nil {
 		return res, err
 	}
@@ -165,9 +166,62 @@ func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, er
 	return g.finish(ctx, res, c)
 }
 
+// madeByDepth bounds the commits madeBy walks: the versions a merge
+// meets were made since the merge base, a few syncs ago.
+const madeByDepth = 500
+
+// madeBy names the machine (its commits' author, anamnesis@MACHINE)
+// whose commit brought blob to path p in tip's history: the walk follows
+// a parent that has the same blob there, whichever parent it is, so a
+// version merged in from a third machine is credited to that machine.
+// Both machines of a merge walk the same commits, so they agree. ""
+// when the history does not say within madeByDepth commits.
+func (g *Repo) madeBy(tip plumbing.Hash, p string, blob plumbing.Hash) string {
+	c, err := g.r.CommitObject(tip)
+	for steps := 0; err == nil && steps < madeByDepth; steps++ {
+		var next *object.Commit
+		for _, ph := range c.ParentHashes {
+			pc, perr := g.r.CommitObject(ph)
+			if perr != nil {
+				continue
+			}
+			if h, ok := g.blobAt(pc, p); ok && h == blob {
+				next = pc
+				break
+			}
+		}
+		if next == nil {
+			// Another machine's text, bound for a note's frontmatter:
+			// only what a machine id written by anamnesis can hold.
+			m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
+			if !ok || len(m) > 64 || strings.IndexFunc(m, func(r rune) bool {
+				return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+			}) >= 0 {
+				return ""
+			}
+			return m
+		}
+		c = next
+	}
+	return ""
+}
+
+// blobAt is the blob at path p in commit c, if any.
+func (g *Repo) blobAt(c *object.Commit, p string) (plumbing.Hash, bool) {
+	t, err := c.Tree()
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	e, err := t.FindEntry(p)
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	return e.Hash, true
+}
+
 // mergeTrees applies the per-path policy: one-sided changes win, delete
 // against edit keeps the edit, two edits merge as notes.
-func (g *Repo) mergeTrees(base, ours, theirs map[string]entry, theirsCommit plumbing.Hash) (map[string]entry, []string, error) {
+func (g *Repo) mergeTrees(base, ours, theirs map[string]entry, oursCommit, theirsCommit plumbing.Hash) (map[string]entry, []string, error) {
 	out := make(map[string]entry, len(ours))
 	for p, e := range ours {
 		out[p] = e
@@ -217,7 +271,7 @@ func (g *Repo) mergeTrees(base, ours, theirs map[string]entry, theirsCommit plum
 			if err != nil {
 				return nil, nil, err
 			}
-			m := mergeNote(p, baseData, a, b)
+			m := mergeNoteBy(p, baseData, a, b, g.madeBy(oursCommit, p, cl.e.Hash), g.madeBy(theirsCommit, p, cr.e.Hash))
 			h, err := g.writeBlob(m.merged)
 			if err != nil {
 				return nil, nil, err

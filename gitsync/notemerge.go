@@ -38,6 +38,21 @@ type noteMerge struct {
 // correctly-clocked machines. Whatever the note does not keep of the
 // other side goes to a conflict copy.
 func mergeNote(p string, base, a, b []byte) noteMerge {
+	return mergeNoteBy(p, base, a, b, "", "")
+}
+
+// Frontmatter keys of a conflict copy naming the machine that made its
+// version and the one that made the version the note kept (empty when
+// the history does not say), so a reader can tell whose edit is whose.
+const (
+	ConflictMachineKey   = "conflict_machine"
+	ConflictOfMachineKey = "conflict_of_machine"
+)
+
+// mergeNoteBy is mergeNote knowing which machine made a and b (madeA,
+// madeB: "" unknown), which the conflict copy then names. Still a pure
+// function of the unordered pairs {(a, madeA), (b, madeB)}.
+func mergeNoteBy(p string, base, a, b []byte, madeA, madeB string) noteMerge {
 	na, errA := note.Parse(a)
 	nb, errB := note.Parse(b)
 	var nbase *note.Note
@@ -48,8 +63,10 @@ func mergeNote(p string, base, a, b []byte) noteMerge {
 		return mergeText(p, base, a, b)
 	}
 	win, lose, loseRaw := na, nb, b
+	winBy, loseBy := madeA, madeB
 	if newer(nb, na, b, a) {
 		win, lose, loseRaw = nb, na, a
+		winBy, loseBy = madeB, madeA
 	}
 	m, frontConflict := mergeFrontmatter(nbase, win, lose)
 	var bodyBase string
@@ -64,7 +81,7 @@ func mergeNote(p string, base, a, b []byte) noteMerge {
 	}
 	out := noteMerge{merged: note.Marshal(m)}
 	if !clean || frontConflict {
-		out.copyPath, out.copyData = conflictPath(p, loseRaw), conflictCopy(lose, loseRaw)
+		out.copyPath, out.copyData = conflictPath(p, loseRaw), conflictCopy(lose, loseRaw, loseBy, winBy)
 	}
 	return out
 }
@@ -106,12 +123,17 @@ func conflictPath(p string, data []byte) string {
 }
 
 // conflictCopy is the losing version with an id of its own (derived from
-// its content, so it is the same on every machine) and conflict_of naming
-// the note it disagrees with.
-func conflictCopy(lose *note.Note, raw []byte) []byte {
+// its content, so it is the same on every machine), conflict_of naming
+// the note it disagrees with, and the machines that made it (madeBy) and
+// the kept version (keptBy) when both are known.
+func conflictCopy(lose *note.Note, raw []byte, madeBy, keptBy string) []byte {
 	c := *lose
 	c.Extra = append([]note.Field(nil), lose.Extra...)
 	c.SetExtra(ConflictKey, lose.ID)
+	if madeBy != "" && keptBy != "" {
+		c.SetExtra(ConflictMachineKey, madeBy)
+		c.SetExtra(ConflictOfMachineKey, keptBy)
+	}
 	c.ID = contentID(blobHash(raw))
 	return note.Marshal(&c)
 }

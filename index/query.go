@@ -141,3 +141,7 @@ func phraseKeys(words []string) []string {
 	}
 	return keys
 }
+
+// IsStopword reports whether w (lower case) is one of the function words
+// that never make a query or a title distinctive.
+func IsStopword(w string) bool { return stopwords[w] }

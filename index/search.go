@@ -58,6 +58,11 @@ type Hit struct {
 	// the decay factor applied (0: none).
 	BM25Rank, VecRank int
 	Cosine, Decay     float64
+	// LooksLike names live notes of the same project, among those
+	// returned with it, whose title is so close to this one's that the
+	// two look like versions of one fact neither supersedes (the root
+	// package's MarkSameFact sets it).
+	LooksLike []string
 }
 
 // ConflictKey is the frontmatter key of a merge conflict copy naming the

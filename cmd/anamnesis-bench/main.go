@@ -198,6 +198,19 @@ func printLoop(f bench.LoopFigures) {
 	fmt.Fprintf(w, "project durable notes crowded out of SessionStart\t%d\t0\n", f.CrowdedOut)
 	fmt.Fprintf(w, "notes given twice in one session\t%d\t0\n", f.Repeated)
 	fmt.Fprintf(w, "session notes left by the scripted sessions (greetings and questions leave none)\t%d\t\n", f.SessionNotes)
+	fr := f.Fresh
+	fmt.Fprintf(w, "machine switch (1 note superseded, 1 edited elsewhere): current versions injected at session start\t%d/2 (stale: %d/2)\t2/2 (0)\n", fr.SwitchCurrentAtStart, fr.SwitchStaleAtStart)
+	fmt.Fprintf(w, "machine switch: current versions by the first prompt, arrivals naming what they replace\t%d/2, %d\t2/2\n", fr.SwitchCurrentByPrompt, fr.SwitchRemarked)
+	fmt.Fprintf(w, "machine switch: hook session-start wall time (sync to a hub on disk included)\t%s\t< 400 ms\n", ms(fr.SwitchStartWall))
+	reached := "not within " + fr.OpenWait.String()
+	if fr.OpenReached > 0 {
+		reached = fmt.Sprintf("%.1f s", fr.OpenReached.Seconds())
+	}
+	fmt.Fprintf(w, "open session: a note pushed from the other machine reached a prompt after (prompts every %s, throttle %s)\t%s\t< 30 s at 20 s\n", fr.OpenEvery, fr.OpenThrottle, reached)
+	fmt.Fprintf(w, "contradiction without supersedes: memory_write names the old note, SessionStart marks the pair\t%v, %v\ttrue, true\n", fr.ContradictionOffered, fr.ContradictionMarked)
+	fmt.Fprintf(w, "60 durable + 10 global notes: project whole / by title / unnamed\t%d / %d / %d\t\n", fr.BigProjectWhole, fr.BigProjectListed, fr.BigProjectUnnamed)
+	fmt.Fprintf(w, "60 durable + 10 global notes: global whole / by title / unnamed (%d characters)\t%d / %d / %d\tunnamed 0\n", fr.BigChars, fr.BigGlobalWhole, fr.BigGlobalListed, fr.BigGlobalUnnamed)
+	fmt.Fprintf(w, "plugin route: session notes left by a session that wrote a durable note\t%d\t0\n", fr.PluginEchoes)
 	if f.HookStartP50 > 0 {
 		fmt.Fprintf(w, "hook session-start p50 at 10,000 notes\t%s\t< 25 ms\n", ms(f.HookStartP50))
 		fmt.Fprintf(w, "hook prompt p50 at 10,000 notes\t%s\t< 30 ms\n", ms(f.HookPromptP50))

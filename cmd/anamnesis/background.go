@@ -46,6 +46,35 @@ func spawnSync(c *cli.Context, s *anamnesis.Store) {
 	}
 }
 
+// syncBeforeInjecting starts `anamnesis sync` detached and waits for it
+// up to budget, so that SessionStart injects what the hub or peers hold
+// now. A sync that takes longer goes on in the background: what it
+// brings reaches the session with its first prompt (as arrivals). It
+// reports whether the sync finished in time.
+func syncBeforeInjecting(ctx context.Context, c *cli.Context, s *anamnesis.Store, budget time.Duration) bool {
+	bin, err := os.Executable()
+	var cmd *exec.Cmd
+	if err == nil {
+		cmd, err = startDetached(bin, s.Home(), "sync")
+	}
+	if err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background sync not started: %v\n", err)
+		return false
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t := time.NewTimer(budget)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err == nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	// Left running: it is detached, and outlives this hook.
+	return false
+}
+
 // startBackgroundReindex starts `anamnesis reindex` for a hook that found
 // the index needing a rebuild (opening the store rebuilds it) and returns
 // the hook's error line.
@@ -67,14 +96,24 @@ func startBackgroundReindex(home string, err error) error {
 // truncated: several hooks start syncs at once), so that whatever the
 // runtime itself prints (a crash) is kept too.
 func spawn(binary, storeHome, command string, args ...string) error {
+	cmd, err := startDetached(binary, storeHome, command, args...)
+	if err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// startDetached is spawn that leaves the started process to the caller,
+// who may wait for it or release it.
+func startDetached(binary, storeHome, command string, args ...string) (*exec.Cmd, error) {
 	dir := filepath.Join(storeHome, "state")
 	if err := logfile.PrivateDir(dir); err != nil {
-		return err
+		return nil, err
 	}
 	logPath := filepath.Join(dir, command+".log")
 	logf, err := logfile.OpenLog(logPath) // 0600 even if an older version made it 0644
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logf.Close()
 	cmd := exec.Command(binary, append([]string{"--home", storeHome, command}, args...)...)
@@ -83,9 +122,9 @@ func spawn(binary, storeHome, command string, args ...string) error {
 	cmd.Stdin = nil
 	platform.Detach(cmd)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start background %s: %w", command, err)
+		return nil, fmt.Errorf("start background %s: %w", command, err)
 	}
-	return cmd.Process.Release()
+	return cmd, nil
 }
 
 // spawnSelf starts this binary's command detached (spawn).
@@ -95,4 +134,56 @@ func spawnSelf(home, command string, args ...string) error {
 		return err
 	}
 	return spawn(bin, home, command, args...)
+}
+
+// promptSyncStamp is touched in state/ each time a hook starts a sync for
+// open sessions; its modification time throttles the prompt hook's syncs.
+const promptSyncStamp = "prompt-sync.stamp"
+
+// promptSyncDue reports whether the prompt hook should start a sync: none
+// was started in the last interval. It records the start (before it
+// happens: two prompts at once start at most one more sync, and the
+// sync lock serializes them). Any failure to read or write the stamp
+// counts as not due: a prompt never pays for a broken state directory.
+func promptSyncDue(home string, now time.Time, interval time.Duration) bool {
+	return stampDue(home, promptSyncStamp, now, interval)
+}
+
+// stampDue reports whether the stamp file name in home's state/ is older
+// than interval (or missing), and if so touches it: one start per
+// interval of whatever it throttles. Failing to read or write it counts
+// as not due.
+func stampDue(home, name string, now time.Time, interval time.Duration) bool {
+	p := filepath.Join(home, "state", name)
+	if fi, err := os.Stat(p); err == nil {
+		if age := now.Sub(fi.ModTime()); age >= 0 && age < interval {
+			return false
+		}
+	} else if !os.IsNotExist(err) {
+		return false
+	}
+	return touchStamp(home, name, now)
+}
+
+// markPromptSync records that a sync started now (promptSyncDue).
+func markPromptSync(home string, now time.Time) bool {
+	return touchStamp(home, promptSyncStamp, now)
+}
+
+// touchStamp sets the stamp file's time to now, creating it.
+func touchStamp(home, name string, now time.Time) bool {
+	dir := filepath.Join(home, "state")
+	if err := logfile.PrivateDir(dir); err != nil {
+		return false
+	}
+	p := filepath.Join(dir, name)
+	if err := os.Chtimes(p, now, now); err == nil {
+		return true
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return os.Chtimes(p, now, now) == nil
 }

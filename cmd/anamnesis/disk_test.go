@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,8 @@ func TestFullDisk(t *testing.T) {
 	body := strings.Repeat("filler text that eats the disk\n", 3000) // ~90 KB per note
 	var failed result
 	for i := 0; i < 40; i++ {
-		r := anm(t, home, body, "write", "--type", "semantic", "--title", "filler", "--body-file", "-")
+		// Distinct titles: write returns a note it would repeat instead of writing it again.
+		r := anm(t, home, body, "write", "--type", "semantic", "--title", fmt.Sprintf("filler %d", i), "--body-file", "-")
 		if r.code != 0 {
 			failed = r
 			break

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/claudecode"
@@ -107,6 +108,23 @@ func runClaudeHook(c *cli.Context, name string) {
 	defer s.Close()
 	userHome, _ := os.UserHomeDir()
 	env := claudecode.Env{Memory: s, StateDir: filepath.Join(s.Home(), "state"), UserHome: userHome}
+	synced := false
+	if name == "session-start" && claudecode.StartsFresh(in) && s.Remote() != "" {
+		// Fresh at session start: what the other machines wrote is
+		// brought in before the notes are chosen, within a budget.
+		if budget := sessionStartSync(c, s.Config()); budget > 0 {
+			syncBeforeInjecting(c.Context, c, s, budget)
+			markPromptSync(s.Home(), time.Now())
+			synced = true
+		}
+	}
+	if name == "prompt" && s.Remote() != "" {
+		// Open sessions keep up: a throttled sync in the background,
+		// whose arrivals the next prompt shows. Never waited for.
+		if every := promptSyncInterval(c, s.Config()); every > 0 && promptSyncDue(s.Home(), time.Now(), every) {
+			spawnSync(c, s)
+		}
+	}
 	res, err := claudecode.Handle(c.Context, name, env, in)
 	if errors.Is(err, anamnesis.ErrNeedsRebuild) {
 		// Damage met by a hook: the Store marked the index for a rebuild,
@@ -125,7 +143,7 @@ func runClaudeHook(c *cli.Context, name string) {
 	case name == "session-end" && res.WantsSync && autoConsolidate(s):
 		// Its run syncs first (with a remote), which sends this note too.
 		spawnConsolidate(c, s, in, userHome)
-	case res.WantsSync && s.Remote() != "":
+	case res.WantsSync && s.Remote() != "" && !synced:
 		spawnSync(c, s)
 	}
 	if res.Output != "" {

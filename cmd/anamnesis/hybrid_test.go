@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/fakeembed"
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
@@ -50,6 +51,15 @@ func TestHybridSearchThroughTheCLI(t *testing.T) {
 	top := out.Results[0]
 	if top.Title != "Sluggish datastore" || top.VecRank != 1 || top.BM25Rank != 0 || top.Cosine <= 0.3 || top.Score <= 0 {
 		t.Errorf("hybrid top hit: %+v", top)
+	}
+	// Found by the semantic leg only: "bm25_rank": null, the key kept
+	// (issue 25: stable keys for --json).
+	var raw struct {
+		Results []map[string]json.RawMessage
+	}
+	json.Unmarshal([]byte(r.stdout), &raw)
+	if v, ok := raw.Results[0]["bm25_rank"]; !ok || string(v) != "null" {
+		t.Errorf("bm25_rank of a semantic-only hit: %q (present %v)", v, ok)
 	}
 	if r := mustOK(t, anmRemote(t, desk, "desk", hub, "", "search", "--mode", "fts", "why", "database", "slow")); strings.Contains(r.stdout, "Sluggish") {
 		t.Errorf("fts mode found the paraphrase: %s", r.stdout)
@@ -165,5 +175,37 @@ func TestEvalModes(t *testing.T) {
 	}
 	if r := anm(t, home, "", "eval", "--self", "--mode", "psychic"); r.code == 0 {
 		t.Error("a bad mode was accepted")
+	}
+}
+
+// After the embedder's model changes, search says on stderr that notes
+// lack vectors for the new model, and computes them in the background
+// (issue 25): no manual `anamnesis embed`.
+func TestSearchEmbedsForANewModelInTheBackground(t *testing.T) {
+	srv := fakeembed.Start(t, fakeembed.Options{})
+	home := t.TempDir()
+	awaitDetached(t, home)
+	config := func(model string) {
+		cfg := fmt.Sprintf(`{"embedder": {"kind": "ollama", "url": %q, "model": %q}}`, srv.URL, model)
+		if err := os.WriteFile(filepath.Join(home, "config.json"), []byte(cfg), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	config("model-one")
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Sluggish datastore", "--body", "The db gets laggy under load."))
+	mustOK(t, anm(t, home, "", "embed"))
+	if r := mustOK(t, anm(t, home, "", "search", "datastore")); strings.Contains(r.stderr, "no vector") {
+		t.Fatalf("every note has a vector, yet: %s", r.stderr)
+	}
+	config("model-two")
+	r := mustOK(t, anm(t, home, "", "search", "datastore"))
+	if !strings.Contains(r.stderr, "1 of 1 notes have no vector for model ollama:model-two yet") || !strings.Contains(r.stderr, "computing them in the background") {
+		t.Fatalf("stderr: %q", r.stderr)
+	}
+	if !detachedDone(home, 15*time.Second) {
+		t.Fatal("the background embedding never ended")
+	}
+	if r := mustOK(t, anm(t, home, "", "search", "datastore")); strings.Contains(r.stderr, "no vector") {
+		t.Errorf("the vectors were not computed in the background: %s", r.stderr)
 	}
 }

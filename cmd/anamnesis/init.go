@@ -126,7 +126,7 @@ func installFor() (anamnesis.Install, error) {
 	if err != nil {
 		return inst, fmt.Errorf("find your home directory: %w", err)
 	}
-	return anamnesis.Install{Binary: bin, ClaudeDir: claudecode.ClaudeDir(userHome)}, nil
+	return anamnesis.Install{Binary: bin, ClaudeDir: claudecode.ClaudeDir(userHome), ClaudeJSON: claudecode.ClaudeJSON(userHome)}, nil
 }
 
 func runInit(c *cli.Context) error {

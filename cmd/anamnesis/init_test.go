@@ -401,3 +401,24 @@ func TestInitLeavesHooksToThePlugin(t *testing.T) {
 		t.Errorf("uninstall did not remove the plugin with claude: calls %q\n%s", calls, r.stdout)
 	}
 }
+
+// TestDoctorChecksMCPRegistrations (issue 25): init's registration is
+// checked, and the plugin installed after init, which leaves two MCP
+// servers, is named with the exact command that removes init's.
+func TestDoctorChecksMCPRegistrations(t *testing.T) {
+	uh := t.TempDir()
+	claudeDir := filepath.Join(uh, ".claude")
+	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "ok:     mcp server: registered in "+filepath.Join(uh, ".claude.json")) {
+		t.Errorf("doctor after init:\n%s", d.stdout)
+	}
+	enablePlugin(t, claudeDir) // the README's plugin steps, after init
+	d := anmUser(t, uh, "doctor")
+	if !strings.Contains(d.stdout, "warn:   mcp server: registered twice: by init in ") || !strings.Contains(d.stdout, "fix: run `claude mcp remove --scope user anamnesis`") {
+		t.Errorf("doctor with both:\n%s", d.stdout)
+	}
+	mustOK(t, anmUser(t, uh, "init", "--yes", "--local-only", "--no-sync"))
+	if d := anmUser(t, uh, "doctor"); !strings.Contains(d.stdout, "ok:     mcp server: served by the Claude Code plugin anamnesis@anamnesis") {
+		t.Errorf("doctor after init with the plugin:\n%s", d.stdout)
+	}
+}

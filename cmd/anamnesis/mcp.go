@@ -39,7 +39,10 @@ find one to update instead. memory_search ranks by keyword relevance (any word m
 specific terms work best. Notes the user's session started with are already in context.
 
 memory_write stores a new durable note; it is committed at once and, when a remote is set, synced
-to the other machines within seconds.
+to the other machines within seconds. Its answer lists "similar": the project's live notes with
+close titles. If one states an older version of the fact just written, write the note once more
+with supersedes naming that old id and the id just returned, so only the current one is shown.
+Two notes marked "looks like another version of the same fact" are such a pair left unsettled.
 
 A note marked CONFLICT COPY is another machine's version of the note shown just before it (a sync
 met overlapping edits); neither is settled until memory_resolve keeps one or the merged text. A note that replaces older ones names them in supersedes, which hides them from
@@ -145,7 +148,14 @@ type notesOut struct {
 type writeOut struct {
 	ID   string `json:"id"`
 	Path string `json:"path"`
+	// Similar are live notes of the same project whose titles are close
+	// to the new one's: the model may have meant to replace one
+	// (supersedes) and can do so in the same turn.
+	Similar []anamnesis.SimilarNote `json:"similar"`
 }
+
+// similarShown is how many similar notes a write returns.
+const similarShown = 3
 
 // toMCP is h as a result note: without its body (a listing) when budget
 // is nil, else with its body cut to mcpBodyCap and to what is left of
@@ -308,19 +318,29 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 
 	f, t0 := false, true
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_write", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
-		Description: "Store a new memory note for the user, committed at once and, when sync is set up, on their other machines within seconds (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id."},
+		Description: "Store a new memory note for the user, committed at once and, when sync is set up, on their other machines within seconds (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id and the project's notes with similar titles (similar): if one states an older version of this fact, supersede it."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
 			// The Store validates (anamnesis.ErrInvalid); its message, which
 			// names the field, becomes the tool error.
+			// prov_source stays one the Python tool's index accepts
+			// (human, session-end, reflection, import, merge): a note
+			// written on purpose, not made from a transcript; prov_model
+			// says Claude wrote it.
 			n, path, err := s.Write(ctx, anamnesis.WriteRequest{Type: in.Type, Title: in.Title, Body: in.Body,
-				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes})
+				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes, ProvModel: anamnesis.ProvModelMCP, Once: true})
 			if err != nil {
 				return nil, writeOut{}, err
 			}
 			if written != nil && n.Scope == note.ScopePortable {
 				written()
 			}
-			return nil, writeOut{ID: n.ID, Path: path}, nil
+			// The note is written: a failed look for similar notes costs
+			// the answer only its hint.
+			sim, err := s.Similar(ctx, n, similarShown)
+			if err != nil {
+				sim = []anamnesis.SimilarNote{}
+			}
+			return nil, writeOut{ID: n.ID, Path: path, Similar: sim}, nil
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_resolve", Annotations: &mcp.ToolAnnotations{DestructiveHint: &t0, OpenWorldHint: &f},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -173,4 +174,51 @@ func withStore(c *cli.Context, mode openMode, fn func(context.Context, *anamnesi
 // "embedder" (package embed).
 func newEmbedder(c anamnesis.EmbedderConfig) (anamnesis.Embedder, error) {
 	return embed.New(embed.Config{Kind: c.Kind, URL: c.URL, Model: c.Model, APIKeyEnv: c.APIKeyEnv})
+}
+
+// sessionStartSyncEnv overrides config.json's session_start_sync_ms.
+const sessionStartSyncEnv = "ANAMNESIS_SESSION_START_SYNC_MS"
+
+// sessionStartSync is how long SessionStart waits for its sync:
+// ANAMNESIS_SESSION_START_SYNC_MS, else config.json's
+// session_start_sync_ms, else anamnesis.DefaultSessionStartSync. A value
+// that is not a number of milliseconds from 0 to the maximum is named on
+// stderr and the default taken: a hook never fails over it.
+func sessionStartSync(c *cli.Context, cfg anamnesis.Config) time.Duration {
+	if v := strings.TrimSpace(os.Getenv(sessionStartSyncEnv)); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err == nil && ms >= 0 && ms <= anamnesis.MaxSessionStartSyncMS {
+			return time.Duration(ms) * time.Millisecond
+		}
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s=%q is not a number of milliseconds from 0 to %d; waiting %s\n",
+			sessionStartSyncEnv, v, anamnesis.MaxSessionStartSyncMS, anamnesis.DefaultSessionStartSync)
+		return anamnesis.DefaultSessionStartSync
+	}
+	if cfg.SessionStartSyncMS != nil {
+		return time.Duration(*cfg.SessionStartSyncMS) * time.Millisecond
+	}
+	return anamnesis.DefaultSessionStartSync
+}
+
+// promptSyncEnv overrides config.json's prompt_sync_seconds.
+const promptSyncEnv = "ANAMNESIS_PROMPT_SYNC_SECONDS"
+
+// promptSyncInterval is the least time between two syncs the prompt hook
+// starts (per home): ANAMNESIS_PROMPT_SYNC_SECONDS, else config.json's
+// prompt_sync_seconds, else anamnesis.DefaultPromptSync; 0 turns them
+// off. A bad value is named on stderr and the default taken.
+func promptSyncInterval(c *cli.Context, cfg anamnesis.Config) time.Duration {
+	if v := strings.TrimSpace(os.Getenv(promptSyncEnv)); v != "" {
+		sec, err := strconv.ParseFloat(v, 64)
+		if err == nil && sec >= 0 && sec <= 3600 {
+			return time.Duration(sec * float64(time.Second))
+		}
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s=%q is not a number of seconds from 0 to 3600; using %s\n",
+			promptSyncEnv, v, anamnesis.DefaultPromptSync)
+		return anamnesis.DefaultPromptSync
+	}
+	if cfg.PromptSyncSeconds != nil {
+		return time.Duration(*cfg.PromptSyncSeconds) * time.Second
+	}
+	return anamnesis.DefaultPromptSync
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/urfave/cli/v2"
@@ -39,6 +41,8 @@ func searchCommand() *cli.Command {
 				}
 				if degraded != nil {
 					fmt.Fprintf(c.App.ErrWriter, "anamnesis: semantic search unavailable (%v); BM25 results\n", degraded)
+				} else if c.String("mode") != anamnesis.ModeFTS {
+					vectorsFollow(c, s)
 				}
 				if c.Bool("json") {
 					return printResults(c.App.Writer, hits, true)
@@ -56,4 +60,32 @@ func searchCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// embedStamp is touched in state/ when a search starts the background
+// embedding; it spaces those starts (embedEvery).
+const (
+	embedStamp = "embed.stamp"
+	embedEvery = time.Minute
+)
+
+// vectorsFollow says on stderr when notes lack vectors for the
+// configured model (after the embedder or its model changed, or before
+// the first embedding) and starts `anamnesis embed` in the background,
+// at most once a minute, so nobody has to run it by hand.
+func vectorsFollow(c *cli.Context, s *anamnesis.Store) {
+	vs, err := s.Vectors(c.Context)
+	if err != nil || vs == nil || vs.Without == 0 {
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "anamnesis: %d of %d notes have no vector for model %s yet (BM25 still finds them); ", vs.Without, vs.With+vs.Without, vs.Model)
+	if !stampDue(s.Home(), embedStamp, time.Now(), embedEvery) {
+		fmt.Fprintln(c.App.ErrWriter, "they are being computed in the background")
+		return
+	}
+	if err := spawnSelf(s.Home(), "embed"); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "computing them in the background failed to start: %v (run `anamnesis embed`)\n", err)
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "computing them in the background (log: %s)\n", filepath.Join(s.Home(), "state", "embed.log"))
 }

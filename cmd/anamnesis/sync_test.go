@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,7 +168,7 @@ func TestConcurrentSyncProcesses(t *testing.T) {
 	hub := testutil.BareHub(t)
 	a := t.TempDir()
 	for i := 0; i < 3; i++ {
-		mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "n", "--body", "b"))
+		mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", fmt.Sprintf("n%d", i), "--body", "b"))
 	}
 	var wg sync.WaitGroup
 	results := make([]result, 3)

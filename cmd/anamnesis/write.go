@@ -56,13 +56,19 @@ func writeCommand() *cli.Command {
 				defer spawnEmbed(c, s) // vectors follow in the background
 				n, path, err := s.Write(ctx, anamnesis.WriteRequest{
 					Type: c.String("type"), Title: c.String("title"), Body: body, Project: c.String("project"),
-					Tags: tags, Scope: c.String("scope"), Supersedes: sup,
+					Tags: tags, Scope: c.String("scope"), Supersedes: sup, Once: true,
 				})
 				if err != nil {
 					return err
 				}
 				if c.Bool("json") {
-					return printJSON(c.App.Writer, map[string]string{"id": n.ID, "path": path})
+					// Notes the new one may have meant to replace, as
+					// memory_write answers (writeOut).
+					sim, err := s.Similar(ctx, n, similarShown)
+					if err != nil {
+						sim = []anamnesis.SimilarNote{}
+					}
+					return printJSON(c.App.Writer, writeOut{ID: n.ID, Path: path, Similar: sim})
 				}
 				fmt.Fprintln(c.App.Writer, n.ID)
 				return nil

@@ -44,6 +44,8 @@ type LoopFigures struct {
 	SessionNotes  int
 	HookStartP50  time.Duration
 	HookPromptP50 time.Duration
+	// Fresh are the cases of memory staying current across machines.
+	Fresh FreshFigures
 }
 
 // HitRate, Precision and EchoRate are the ratios the issue sets targets on.
@@ -232,6 +234,9 @@ func RunLoop(ctx context.Context, cfg LoopConfig) (LoopFigures, error) {
 		}
 	}
 	out.CharsPerSession = chars / max(out.Probes, 1)
+	if out.Fresh, err = runFresh(ctx, cfg, filepath.Join(root, "fresh")); err != nil {
+		return out, fmt.Errorf("fresh cases: %w", err)
+	}
 	if cfg.HookSize > 0 {
 		bc := Config{Dir: cfg.Dir, Binary: cfg.Binary, Log: cfg.Log}
 		src, _, err := ensureStore(bc, cfg.HookSize)
@@ -263,6 +268,10 @@ type loopMachine struct {
 	cfg        LoopConfig
 	name, home string
 	hub        string
+	// alwaysRemote gives every command the hub, hooks too (the fresh
+	// cases measure their syncs); extra is more environment.
+	alwaysRemote bool
+	extra        []string
 }
 
 func newLoopMachine(cfg LoopConfig, root, name, hub string) *loopMachine {
@@ -273,10 +282,10 @@ func newLoopMachine(cfg LoopConfig, root, name, hub string) *loopMachine {
 
 func (m *loopMachine) env(args []string) []string {
 	env := append(os.Environ(), "ANAMNESIS_HOME="+m.home, "ANAMNESIS_MACHINE_ID="+m.name)
-	if len(args) > 0 && args[0] == "sync" {
+	if m.alwaysRemote || len(args) > 0 && args[0] == "sync" {
 		env = append(env, "ANAMNESIS_GIT_REMOTE="+m.hub)
 	}
-	return env
+	return append(env, m.extra...)
 }
 
 func (m *loopMachine) run(ctx context.Context, stdin string, args ...string) (string, error) {
@@ -312,20 +321,27 @@ func (m *loopMachine) hook(ctx context.Context, name string, in map[string]any) 
 
 // mcpWrites calls memory_write once per note through `anamnesis mcp`.
 func (m *loopMachine) mcpWrites(ctx context.Context, notes []map[string]any) error {
+	_, err := m.mcpCalls(ctx, notes)
+	return err
+}
+
+// mcpCalls is mcpWrites returning each call's text answer.
+func (m *loopMachine) mcpCalls(ctx context.Context, notes []map[string]any) ([]string, error) {
+	var answers []string
 	cmd := exec.CommandContext(ctx, m.cfg.Binary, "mcp")
 	cmd.Env = m.env(nil)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
 	defer cmd.Wait()
 	defer stdin.Close()
@@ -342,6 +358,9 @@ func (m *loopMachine) mcpWrites(ctx context.Context, notes []map[string]any) err
 				Error  json.RawMessage `json:"error"`
 				Result struct {
 					IsError bool `json:"isError"`
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
 				} `json:"result"`
 			}
 			if json.Unmarshal(lines.Bytes(), &r) != nil || r.ID == nil || *r.ID != id {
@@ -350,6 +369,11 @@ func (m *loopMachine) mcpWrites(ctx context.Context, notes []map[string]any) err
 			if len(r.Error) > 0 || r.Result.IsError {
 				return fmt.Errorf("mcp call %d failed: %s", id, lines.Text())
 			}
+			if id > 0 && len(r.Result.Content) > 0 {
+				answers = append(answers, r.Result.Content[0].Text)
+			} else if id > 0 {
+				answers = append(answers, "")
+			}
 			return nil
 		}
 		return fmt.Errorf("mcp server ended: %s", errb.String())
@@ -357,16 +381,16 @@ func (m *loopMachine) mcpWrites(ctx context.Context, notes []map[string]any) err
 	send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
 		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "bench", "version": "0"}}})
 	if err := await(0); err != nil {
-		return err
+		return nil, err
 	}
 	send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	for i, n := range notes {
 		send(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": map[string]any{"name": "memory_write", "arguments": n}})
 		if err := await(i + 1); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return answers, nil
 }
 
 // turn is one assistant turn of a scripted session: text or a tool use.
