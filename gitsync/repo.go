@@ -48,6 +48,9 @@ type Repo struct {
 	// it is renamed into place; tests use it to run a reader at that
 	// moment.
 	checkoutTemp func(tmp string)
+	// treeEntries counts the entries of every tree encoded (the work a
+	// commit's trees cost); tests read it.
+	treeEntries int
 }
 
 // Open opens the repository at dir, initializing it (branch main) on first
@@ -315,23 +318,107 @@ func (g *Repo) buildTree(files map[string]entry) (plumbing.Hash, error) {
 			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
 		sort.Slice(entries, func(i, j int) bool { return gitSortKey(entries[i]) < gitSortKey(entries[j]) })
-		t := &object.Tree{Entries: entries}
-		obj := &plumbing.MemoryObject{}
-		if err := t.Encode(obj); err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
-		}
-		// Most trees of a commit already exist; writing them again would
-		// compress and store 10,000-entry objects for nothing.
-		if g.r.Storer.HasEncodedObject(obj.Hash()) == nil {
-			return obj.Hash(), nil
-		}
-		h, err := g.r.Storer.SetEncodedObject(obj)
-		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
-		}
-		return h, nil
+		return g.writeTree(entries)
 	}
 	return write(root)
+}
+
+// updateTree applies changes (path -> new entry, nil for a deletion) to
+// the tree base and returns the new root. Only the directories on a
+// changed path's way are read and written; every other subtree keeps its
+// hash, so a commit of one note costs the depth of its path, not the
+// store. The result is what buildTree makes of base's files with the
+// changes applied: entries in git's order, no empty directories.
+func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbing.Hash, error) {
+	if len(changes) == 0 {
+		return base, nil
+	}
+	var entries []object.TreeEntry
+	if !base.IsZero() {
+		t, err := g.r.TreeObject(base)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", base, err)
+		}
+		entries = t.Entries
+	}
+	files := map[string]*entry{}
+	dirs := map[string]map[string]*entry{}
+	for p, e := range changes {
+		first, rest, sub := splitFirst(p)
+		if !sub {
+			files[first] = e
+			continue
+		}
+		if dirs[first] == nil {
+			dirs[first] = map[string]*entry{}
+		}
+		dirs[first][rest] = e
+	}
+	out := make([]object.TreeEntry, 0, len(entries)+len(files)+len(dirs))
+	for _, te := range entries {
+		isDir := te.Mode == filemode.Dir
+		if _, ok := files[te.Name]; ok && !isDir {
+			continue // replaced or deleted below
+		}
+		if _, ok := dirs[te.Name]; ok && !isDir {
+			continue // a file that became a directory
+		}
+		if sub, ok := dirs[te.Name]; ok && isDir {
+			h, err := g.updateTree(te.Hash, sub)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			delete(dirs, te.Name)
+			if h.IsZero() {
+				continue // emptied: git keeps no empty trees
+			}
+			out = append(out, object.TreeEntry{Name: te.Name, Mode: filemode.Dir, Hash: h})
+			continue
+		}
+		if e, ok := files[te.Name]; ok && isDir && e != nil {
+			continue // a directory that became a file
+		}
+		out = append(out, te)
+	}
+	for name, e := range files {
+		if e != nil {
+			out = append(out, object.TreeEntry{Name: name, Mode: e.Mode, Hash: e.Hash})
+		}
+	}
+	for name, sub := range dirs {
+		h, err := g.updateTree(plumbing.ZeroHash, sub)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if !h.IsZero() {
+			out = append(out, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+	}
+	if len(out) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	sort.Slice(out, func(i, j int) bool { return gitSortKey(out[i]) < gitSortKey(out[j]) })
+	return g.writeTree(out)
+}
+
+// writeTree stores a tree of sorted entries unless it exists already.
+func (g *Repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
+	g.treeEntries += len(entries)
+	t := &object.Tree{Entries: entries}
+	obj := &plumbing.MemoryObject{}
+	if err := t.Encode(obj); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("encode tree: %w", err)
+	}
+	// Most trees of a commit already exist; writing them again would
+	// compress and store 10,000-entry objects for nothing.
+	if g.r.Storer.HasEncodedObject(obj.Hash()) == nil {
+		return obj.Hash(), nil
+	}
+	h, err := g.r.Storer.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write tree: %w", err)
+	}
+	return h, nil
 }
 
 func gitSortKey(e object.TreeEntry) string {

@@ -1,0 +1,199 @@
+package gitsync
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anamnesis-memory/anamnesis/internal/testutil"
+)
+
+// looseObjects counts the loose objects under .git/objects.
+func looseObjects(t *testing.T, gitDir string) int {
+	t.Helper()
+	n := 0
+	dirs, err := os.ReadDir(filepath.Join(gitDir, "objects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if len(d.Name()) != 2 {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(gitDir, "objects", d.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(files)
+	}
+	return n
+}
+
+// gitTreeOfIndex is the tree git itself makes of our index's entries:
+// they are listed by `git ls-files -s` and loaded into a fresh index
+// (so no cache tree of ours is trusted), which `git write-tree` writes.
+func gitTreeOfIndex(t *testing.T, dir string) string {
+	t.Helper()
+	ls := testutil.Git(t, dir, "ls-files", "-s")
+	fresh := filepath.Join(t.TempDir(), "index")
+	cmd := exec.Command("git", "update-index", "--index-info")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+fresh)
+	cmd.Stdin = strings.NewReader(ls)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git update-index: %v\n%s", err, out)
+	}
+	cmd = exec.Command("git", "write-tree")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+fresh)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git write-tree: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A commit of one changed note in a store of 10,000 writes that note's
+// blob, the trees on its path (its directory and the root) and the
+// commit: nothing in proportion to the store. Every commit's tree is the
+// one git makes of the same index, and git reads our index (cache tree
+// included) without complaint.
+func TestCommitWritesOnlyTheTreesOnItsPath(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 2000
+	}
+	dir := t.TempDir()
+	r, err := Open(ctx, dir, "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	types := []string{"episodic", "semantic", "procedural"}
+	for i := range n {
+		write(fmt.Sprintf("%s/n%05d.md", types[i%3], i), fmt.Sprintf("note %d\n", i))
+	}
+	if _, ok, err := r.CommitAll(ctx); err != nil || !ok {
+		t.Fatalf("first commit: %v %v", ok, err)
+	}
+	check := func(step string) {
+		t.Helper()
+		head := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "HEAD^{tree}"))
+		if got := gitTreeOfIndex(t, dir); got != head {
+			t.Errorf("%s: HEAD's tree %s, git makes %s of the index", step, head, got)
+		}
+		if st := testutil.Git(t, dir, "status", "--porcelain"); st != "" {
+			t.Errorf("%s: git status not clean:\n%s", step, st)
+		}
+	}
+	check("first commit")
+	testutil.Git(t, dir, "fsck", "--strict")
+
+	steps := []struct {
+		name    string
+		do      func() []string
+		objects int // blobs, trees and the commit the step writes
+		dir     int // notes in the directory the step changes
+	}{
+		{"edit one note", func() []string {
+			write("episodic/n00003.md", "note 3, edited\n")
+			return []string{"episodic/n00003.md"}
+		}, 1 + 2 + 1, n / 3},
+		{"add one note", func() []string {
+			write("semantic/new.md", "a new note\n")
+			return []string{"semantic/new.md"}
+		}, 1 + 2 + 1, n / 3},
+		{"delete one note", func() []string {
+			os.Remove(filepath.Join(dir, "procedural", "n00002.md"))
+			return []string{"procedural/n00002.md"}
+		}, 2 + 1, n / 3},
+		{"a note in a new nested directory", func() []string {
+			write("local/deep/er/x.md", "nested\n")
+			return []string{"local/deep/er/x.md"}
+		}, 1 + 4 + 1, 0},
+		{"the nested directory emptied", func() []string {
+			os.RemoveAll(filepath.Join(dir, "local"))
+			return []string{"local/deep/er/x.md"}
+		}, 1 + 1, 0}, // the root as before the note came: it exists already
+	}
+	for _, s := range steps {
+		before := looseObjects(t, r.GitDir())
+		r.treeEntries = 0
+		if _, ok, err := r.CommitPaths(ctx, s.do()); err != nil || !ok {
+			t.Fatalf("%s: commit %v %v", s.name, ok, err)
+		}
+		if got := looseObjects(t, r.GitDir()) - before; got > s.objects {
+			t.Errorf("%s: wrote %d objects, want at most %d", s.name, got, s.objects)
+		}
+		// The changed directory and the trees above it, never the other
+		// directories (a third of the store each).
+		if max := s.dir + 1 + 10; r.treeEntries > max {
+			t.Errorf("%s: encoded trees of %d entries, want at most %d", s.name, r.treeEntries, max)
+		}
+		check(s.name)
+	}
+	testutil.Git(t, dir, "fsck", "--strict")
+
+	// An index the git CLI wrote (its own cache tree, every subtree) is
+	// read and its root trusted; a commit on top is still git's tree.
+	write("episodic/by-git.md", "added by git\n")
+	testutil.Git(t, dir, "add", "-A")
+	testutil.Git(t, dir, "-c", "gc.auto=0", "-c", "user.name=x", "-c", "user.email=x@y", "commit", "-qm", "by git")
+	write("episodic/n00006.md", "note 6 after git\n")
+	if _, ok, err := r.CommitPaths(ctx, []string{"episodic/n00006.md"}); err != nil || !ok {
+		t.Fatalf("commit after git: %v %v", ok, err)
+	}
+	check("after the git CLI's commit")
+	// A whole-worktree commit of a change made behind the index's back.
+	write("semantic/n00001.md", "note 1, edited\n")
+	if _, ok, err := r.CommitAll(ctx); err != nil || !ok {
+		t.Fatalf("commit all: %v %v", ok, err)
+	}
+	check("commit all")
+	testutil.Git(t, dir, "fsck", "--strict")
+}
+
+// An index that is not HEAD's (a sync killed after writing the merge
+// result's index, before moving main) is committed whole, as before: the
+// cache tree's root differs from HEAD's, so no tree is taken from HEAD.
+func TestCommitOfAnIndexAheadOfHead(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(ctx, dir, "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		p := filepath.Join(dir, "semantic", fmt.Sprintf("n%02d.md", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(fmt.Sprint(i)), 0o644)
+	}
+	if _, _, err := r.CommitAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Stage a change with the git CLI without committing it: the index is
+	// ahead of HEAD, as a killed checkout leaves it.
+	os.WriteFile(filepath.Join(dir, "semantic", "n05.md"), []byte("staged"), 0o644)
+	testutil.Git(t, dir, "add", "-A")
+	os.WriteFile(filepath.Join(dir, "semantic", "new.md"), []byte("new"), 0o644)
+	if _, ok, err := r.CommitPaths(ctx, []string{"semantic/new.md"}); err != nil || !ok {
+		t.Fatalf("commit: %v %v", ok, err)
+	}
+	if got := testutil.Git(t, dir, "show", "HEAD:semantic/n05.md"); got != "staged" {
+		t.Errorf("the staged change was not committed: %q", got)
+	}
+	if st := testutil.Git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status not clean:\n%s", st)
+	}
+}
