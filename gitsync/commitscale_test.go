@@ -2,11 +2,16 @@ package gitsync
 
 import (
 	"fmt"
+	"maps"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
@@ -196,4 +201,81 @@ func TestCommitOfAnIndexAheadOfHead(t *testing.T) {
 	if st := testutil.Git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("git status not clean:\n%s", st)
 	}
+}
+
+// updateTree is buildTree of the changed file list, for random changes
+// over names that sort around the "/" git appends to a directory ("a",
+// "a.b", "a-", "a/x"), files becoming directories and back, and
+// directories emptied.
+func TestUpdateTreeEqualsBuildTree(t *testing.T) {
+	r, err := Open(ctx, t.TempDir(), "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"a", "a.b", "a-", "a0", "b", "a/x", "a/y", "a/x/z", "c/d/e", "c/d", "c", "a.b/q", "ab"}
+	rng := rand.New(rand.NewSource(1))
+	files := map[string]entry{}
+	blob := func(i int) entry {
+		h, err := r.writeBlob([]byte(fmt.Sprint(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entry{Mode: filemode.Regular, Hash: h}
+	}
+	// valid reports whether no path of files is a directory of another.
+	valid := func(fs map[string]entry) bool {
+		for p := range fs {
+			for q := range fs {
+				if strings.HasPrefix(q, p+"/") {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	base := plumbing.ZeroHash
+	for round := range 400 {
+		changes := map[string]*entry{}
+		next := maps.Clone(files)
+		for range 1 + rng.Intn(3) {
+			p := names[rng.Intn(len(names))]
+			if _, ok := next[p]; ok && rng.Intn(2) == 0 {
+				delete(next, p)
+				changes[p] = nil
+				continue
+			}
+			e := blob(rng.Intn(5))
+			if rng.Intn(4) == 0 {
+				e.Mode = filemode.Executable
+			}
+			// Whatever the new file displaces (a file on its way, or
+			// files under it) is deleted with it, as a worktree does.
+			for q := range next {
+				if strings.HasPrefix(q, p+"/") || strings.HasPrefix(p, q+"/") {
+					delete(next, q)
+					changes[q] = nil
+				}
+			}
+			next[p] = e
+			changes[p] = &e
+		}
+		if !valid(next) {
+			t.Fatalf("round %d: invalid file list %v", round, next)
+		}
+		got, err := r.updateTree(base, changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := plumbing.ZeroHash
+		if len(next) > 0 {
+			if want, err = r.buildTree(next); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got != want {
+			t.Fatalf("round %d: changes %v: updateTree %s, buildTree %s", round, changes, got, want)
+		}
+		files, base = next, got
+	}
+	testutil.Git(t, r.Dir(), "fsck", "--strict")
 }
