@@ -203,7 +203,8 @@ func TestCommitOfAnIndexAheadOfHead(t *testing.T) {
 	}
 }
 
-// updateTree is buildTree of the changed file list, for random changes
+// updateTree is buildTree of the changed file list, and diffTreeObjects
+// of two trees is diffTrees of their file lists,, for random changes
 // over names that sort around the "/" git appends to a directory ("a",
 // "a.b", "a-", "a/x"), files becoming directories and back, and
 // directories emptied.
@@ -274,6 +275,19 @@ func TestUpdateTreeEqualsBuildTree(t *testing.T) {
 		}
 		if got != want {
 			t.Fatalf("round %d: changes %v: updateTree %s, buildTree %s", round, changes, got, want)
+		}
+		// The raw diff of the two trees is the diff of their file lists.
+		ff, chs, err := r.diffTreeObjects(base, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := diffTrees(files, next); !maps.Equal(chs, want) {
+			t.Fatalf("round %d: diffTreeObjects %v, diffTrees %v", round, chs, want)
+		}
+		for p := range chs {
+			if e, ok := files[p]; ok != (ff[p] != entry{}) || ff[p] != e {
+				t.Fatalf("round %d: from-side entry of %s: %v, want %v", round, p, ff[p], e)
+			}
 		}
 		files, base = next, got
 	}

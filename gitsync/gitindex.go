@@ -266,3 +266,60 @@ func hasStages(idx *gitindex.Index) bool {
 func splitFirst(p string) (string, string, bool) {
 	return strings.Cut(p, "/")
 }
+
+// rawTreeEntry is one entry of a tree object's content, its name still in
+// the object's bytes.
+type rawTreeEntry struct {
+	mode filemode.FileMode
+	name []byte
+	hash plumbing.Hash
+	next int // offset of the entry after it
+}
+
+// parseRawTreeEntry parses the entry at off of a tree object's content.
+func parseRawTreeEntry(raw []byte, off int) (rawTreeEntry, error) {
+	var e rawTreeEntry
+	sp := bytes.IndexByte(raw[off:], ' ')
+	if sp < 0 {
+		return e, errors.New("malformed tree entry")
+	}
+	nul := bytes.IndexByte(raw[off+sp:], 0)
+	if nul < 0 || off+sp+nul+1+20 > len(raw) {
+		return e, errors.New("malformed tree entry")
+	}
+	m, err := strconv.ParseUint(string(raw[off:off+sp]), 8, 32)
+	if err != nil {
+		return e, fmt.Errorf("malformed tree entry mode: %w", err)
+	}
+	e.mode, e.name = filemode.FileMode(m), raw[off+sp+1:off+sp+nul]
+	e.next = off + sp + nul + 1 + 20
+	copy(e.hash[:], raw[e.next-20:e.next])
+	return e, nil
+}
+
+// compareTreeKeys orders two entries as git sorts a tree (a directory as
+// its name followed by "/").
+func compareTreeKeys(a []byte, aDir bool, b []byte, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := bytes.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	ca, cb := -1, -1
+	if len(a) > n {
+		ca = int(a[n])
+	} else if aDir {
+		ca = '/'
+	}
+	if len(b) > n {
+		cb = int(b[n])
+	} else if bDir {
+		cb = '/'
+	}
+	switch {
+	case ca < cb:
+		return -1
+	case ca > cb:
+		return 1
+	}
+	return 0
+}
