@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -207,15 +209,14 @@ func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []st
 	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
 		racyBefore = fi.ModTime()
 	}
+	stats, err := g.statAll(ctx, paths)
+	if err != nil {
+		return changed, touched, err // nothing written yet: the index is saved by the caller only on success
+	}
 	for i, rel := range paths {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return changed, touched, err // nothing written yet: the index is saved by the caller only on success
-			}
-		}
 		e := known[rel]
 		abs := filepath.Join(g.dir, filepath.FromSlash(rel))
-		wf, _, err := statFile(abs)
+		wf, err := stats[i].wf, stats[i].err
 		if errors.Is(err, fs.ErrNotExist) {
 			if e != nil {
 				for {
@@ -271,47 +272,109 @@ func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []st
 	return changed, touched, nil
 }
 
+// statResult is statFile's answer for one path.
+type statResult struct {
+	wf  worktreeFile
+	err error
+}
+
+// statAll stats the worktree paths, on as many goroutines as there are
+// CPUs for a long list: a sync with nothing to do is an lstat of every
+// note, which at 100,000 notes was 40% of it on one core.
+func (g *Repo) statAll(ctx context.Context, paths []string) ([]statResult, error) {
+	out := make([]statResult, len(paths))
+	one := func(i int) {
+		out[i].wf, _, out[i].err = statFile(filepath.Join(g.dir, filepath.FromSlash(paths[i])))
+	}
+	workers := min(runtime.GOMAXPROCS(0), 8, len(paths)/1024+1)
+	if workers <= 1 {
+		for i := range paths {
+			if i%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			one(i)
+		}
+		return out, nil
+	}
+	var wg sync.WaitGroup
+	chunk := (len(paths) + workers - 1) / workers
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(paths))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if i%256 == 0 && ctx.Err() != nil {
+					return
+				}
+				one(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return out, ctx.Err()
+}
+
 // worktreePaths lists every file under the worktree except .git and
 // in-flight temporary files. With removeLeftovers, checkout temporary
 // files are deleted as they are met: only a caller holding the lock may
 // ask for that, because only then is no checkout writing them.
+//
+// Each directory is read unsorted and paths are built by concatenation:
+// filepath.WalkDir sorts every directory and its callers joined and
+// relativized each path, a quarter of a sync with nothing to do at
+// 100,000 notes. Callers sort or look up as they need.
 func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
 	var out []string
-	err := filepath.WalkDir(g.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
+	var walk func(abs, rel string) error
+	walk = func(abs, rel string) error {
+		f, err := os.Open(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed while we looked
 		}
-		if d.IsDir() {
-			if p != g.dir && d.Name() == ".git" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("%s %w", p, ErrSymlink)
-		}
-		if isTempName(d.Name()) {
-			// Under the lock, a checkout temp file was left by a killed
-			// sync. Without it, it may belong to a sync running right now,
-			// between writing and renaming it: removing it made that sync
-			// fail half way. Writers' own temp files (.tmp-anamnesis-*)
-			// are never ours to touch.
-			if removeLeftovers && strings.HasSuffix(d.Name(), ".anamnesis-tmp") {
-				os.Remove(p)
-			}
-			return nil
-		}
-		rel, err := filepath.Rel(g.dir, p)
 		if err != nil {
 			return err
 		}
-		out = append(out, filepath.ToSlash(rel))
+		entries, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return err
+		}
+		for _, d := range entries {
+			name := d.Name()
+			p := filepath.Join(abs, name)
+			r := name
+			if rel != "" {
+				r = rel + "/" + name
+			}
+			switch {
+			case d.IsDir():
+				if name == ".git" {
+					continue
+				}
+				if err := walk(p, r); err != nil {
+					return err
+				}
+			case d.Type()&fs.ModeSymlink != 0:
+				return fmt.Errorf("%s %w", p, ErrSymlink)
+			case isTempName(name):
+				// Under the lock, a checkout temp file was left by a killed
+				// sync. Without it, it may belong to a sync running right now,
+				// between writing and renaming it: removing it made that sync
+				// fail half way. Writers' own temp files (.tmp-anamnesis-*)
+				// are never ours to touch.
+				if removeLeftovers && strings.HasSuffix(name, ".anamnesis-tmp") {
+					os.Remove(p)
+				}
+			default:
+				out = append(out, r)
+			}
+		}
 		return nil
-	})
-	if err != nil {
+	}
+	if err := walk(g.dir, ""); err != nil {
 		return nil, fmt.Errorf("walk %s: %w", g.dir, err)
 	}
 	return out, nil
