@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -104,29 +105,24 @@ func (g *Repo) saveIndex(idx *gitindex.Index, tree plumbing.Hash) error {
 	if idx.Version == 0 {
 		idx.Version = 2
 	}
-	var data []byte
-	if fastEncodable(idx) {
-		if hasStages(idx) {
-			tree = plumbing.ZeroHash
-		}
-		var err error
-		if data, err = encodeIndexFast(idx, tree); err != nil {
-			return fmt.Errorf("encode git index: %w", err)
-		}
-	} else {
-		var buf bytes.Buffer
-		if err := gitindex.NewEncoder(&buf).Encode(idx); err != nil {
-			return fmt.Errorf("encode git index: %w", err)
-		}
-		data = buf.Bytes()
-	}
 	p := filepath.Join(g.gitDir, "index")
 	f, err := os.CreateTemp(g.gitDir, "index.anamnesis-tmp-*")
 	if err != nil {
 		return fmt.Errorf("write git index: %w", err)
 	}
 	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
+	if fastEncodable(idx) {
+		if hasStages(idx) {
+			tree = plumbing.ZeroHash
+		}
+		err = encodeIndexFast(f, idx, tree)
+	} else {
+		bw := bufio.NewWriterSize(f, 256<<10)
+		if err = gitindex.NewEncoder(bw).Encode(idx); err == nil {
+			err = bw.Flush()
+		}
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return fmt.Errorf("write git index: %w", err)

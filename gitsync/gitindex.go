@@ -1,11 +1,13 @@
 package gitsync
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,7 +71,18 @@ func decodeIndexFast(data []byte) (*gitindex.Index, plumbing.Hash, error) {
 	if n > (len(body)-indexHeaderLen)/64 {
 		return nil, tree, fmt.Errorf("git index: %d entries do not fit in %d bytes", n, len(data))
 	}
-	names := string(body)
+	// Names share one string holding only the names (4 MB at 100,000
+	// notes, where a copy of the whole file would be 10 MB): a first pass
+	// sizes it.
+	total := 0
+	for i, off := 0, indexHeaderLen; i < n && off+entryFixedLen <= len(body); i++ {
+		l := int(binary.BigEndian.Uint16(body[off+60:off+62]) & nameMask)
+		total += l
+		off += (entryFixedLen + l + 8) &^ 7
+	}
+	var nb strings.Builder
+	nb.Grow(total)
+	nameEnds := make([]int, n)
 	entries := make([]gitindex.Entry, n)
 	idx := &gitindex.Index{Version: 2, Entries: make([]*gitindex.Entry, n)}
 	off := indexHeaderLen
@@ -104,9 +117,14 @@ func decodeIndexFast(data []byte) (*gitindex.Index, plumbing.Hash, error) {
 		e.Size = binary.BigEndian.Uint32(b[36:40])
 		copy(e.Hash[:], b[40:60])
 		e.Stage = gitindex.Stage(flags>>12) & 0x3
-		e.Name = names[off+entryFixedLen : off+entryFixedLen+nameLen]
+		nb.Write(b[entryFixedLen : entryFixedLen+nameLen])
+		nameEnds[i] = nb.Len()
 		idx.Entries[i] = e
 		off += (entryFixedLen + nameLen + 8) &^ 7 // NUL-padded to a multiple of 8
+	}
+	names, start := nb.String(), 0
+	for i := range entries {
+		entries[i].Name, start = names[start:nameEnds[i]], nameEnds[i]
 	}
 	for off+8 <= len(body) {
 		sig, size := body[off:off+4], int(binary.BigEndian.Uint32(body[off+4:off+8]))
@@ -172,54 +190,54 @@ func fastEncodable(idx *gitindex.Index) bool {
 	return true
 }
 
-// encodeIndexFast encodes idx (sorted, version 2) with tree as its cache
-// tree's root unless tree is zero. The caller checked fastEncodable.
-func encodeIndexFast(idx *gitindex.Index, tree plumbing.Hash) ([]byte, error) {
-	size := indexHeaderLen + sha1.Size
+// encodeIndexFast writes idx (sorted, version 2) to w with tree as its
+// cache tree's root unless tree is zero, and the checksum git expects.
+// It streams: a 10 MB buffer of the whole index was a sixth of a write's
+// peak memory at 100,000 notes. The caller checked fastEncodable.
+func encodeIndexFast(w io.Writer, idx *gitindex.Index, tree plumbing.Hash) error {
+	sum := sha1.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10)
+	var buf [entryFixedLen + 8]byte
+	b := append(buf[:0], indexSignature...)
+	b = binary.BigEndian.AppendUint32(b, 2)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(idx.Entries)))
+	bw.Write(b)
 	for _, e := range idx.Entries {
-		size += (entryFixedLen + len(e.Name) + 8) &^ 7
-	}
-	var treeExt []byte
-	if !tree.IsZero() {
-		// The root node alone, with no subtrees: see the top of this file.
-		treeExt = append([]byte{0}, strconv.Itoa(len(idx.Entries))+" 0\n"...)
-		treeExt = append(treeExt, tree[:]...)
-		size += 8 + len(treeExt)
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, indexSignature...)
-	buf = binary.BigEndian.AppendUint32(buf, 2)
-	buf = binary.BigEndian.AppendUint32(buf, uint32(len(idx.Entries)))
-	for _, e := range idx.Entries {
+		b = buf[:0]
 		for _, t := range []time.Time{e.CreatedAt, e.ModifiedAt} {
 			var s, ns uint32
 			if !t.IsZero() {
 				if t.Unix() < 0 || t.Unix() > 1<<32-1 {
-					return nil, fmt.Errorf("git index: %s: time %v out of range", e.Name, t)
+					return fmt.Errorf("git index: %s: time %v out of range", e.Name, t)
 				}
 				s, ns = uint32(t.Unix()), uint32(t.Nanosecond())
 			}
-			buf = binary.BigEndian.AppendUint32(buf, s)
-			buf = binary.BigEndian.AppendUint32(buf, ns)
+			b = binary.BigEndian.AppendUint32(b, s)
+			b = binary.BigEndian.AppendUint32(b, ns)
 		}
 		for _, v := range []uint32{e.Dev, e.Inode, uint32(e.Mode), e.UID, e.GID, e.Size} {
-			buf = binary.BigEndian.AppendUint32(buf, v)
+			b = binary.BigEndian.AppendUint32(b, v)
 		}
-		buf = append(buf, e.Hash[:]...)
-		buf = binary.BigEndian.AppendUint16(buf, uint16(e.Stage&0x3)<<12|uint16(len(e.Name)))
-		buf = append(buf, e.Name...)
-		pad := 8 - (entryFixedLen+len(e.Name))%8
-		for range pad {
-			buf = append(buf, 0)
-		}
+		b = append(b, e.Hash[:]...)
+		b = binary.BigEndian.AppendUint16(b, uint16(e.Stage&0x3)<<12|uint16(len(e.Name)))
+		bw.Write(b)
+		bw.WriteString(e.Name)
+		var zero [8]byte
+		bw.Write(zero[:8-(entryFixedLen+len(e.Name))%8]) // NUL-padded to a multiple of 8
 	}
-	if treeExt != nil {
-		buf = append(buf, treeExtSig...)
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(treeExt)))
-		buf = append(buf, treeExt...)
+	if !tree.IsZero() {
+		// The root node alone, with no subtrees: see the top of this file.
+		ext := append([]byte{0}, strconv.Itoa(len(idx.Entries))+" 0\n"...)
+		ext = append(ext, tree[:]...)
+		bw.Write(treeExtSig)
+		bw.Write(binary.BigEndian.AppendUint32(nil, uint32(len(ext))))
+		bw.Write(ext)
 	}
-	sum := sha1.Sum(buf)
-	return append(buf, sum[:]...), nil
+	if err := bw.Flush(); err != nil { // a bufio.Writer keeps its first error
+		return err
+	}
+	_, err := w.Write(sum.Sum(nil))
+	return err
 }
 
 // sortIndex puts entries in git's order (name, then stage). An index read
