@@ -20,7 +20,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test race release-test e2e fuzz stress vet lint fmt-check bench bench-startup bench-recall bench-loop bench-consolidate cross release clean
+.PHONY: all build install test race release-test e2e fuzz stress vet lint fmt-check bench bench-scale bench-startup bench-recall bench-loop bench-consolidate cross release clean
 
 all: build
 
@@ -119,13 +119,20 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 20x . ./webui/
 	@echo "vector leg at 10,000 and 100,000 notes of 768 dimensions (about two minutes to set up)"
 	$(GO) test -run '^$$' -bench NearestVectors -benchtime 10x ./index/
-	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
+	$(GO) run ./cmd/anamnesis-bench -sizes $(SIZES) -scale-sizes $(SCALE_SIZES) -bin $(BIN) -dir $(BENCHDIR) $(if $(LOCOMO),-locomo $(LOCOMO))
 
 # Start-up figures only (about a minute; the 10k store is reused): a Go
 # process that does nothing, --version, and the session-start and prompt
 # hooks at 10,000 notes, p50 of 41 processes each. BENCH_BINS=a,b compares
 # binaries with their runs interleaved.
 BENCH_BINS ?= $(BIN)
+# What grows with the store (issue 29), each figure a process of $(BIN) with
+# its peak RSS: write, hook session-end, no-change sync and reindex, pulls of
+# 100 and 1,000 notes, first syncs, full reindex.
+SCALE_SIZES ?= 1000,10000,100000
+bench-scale: build
+	$(GO) run ./cmd/anamnesis-bench -sizes '' -scale-sizes $(SCALE_SIZES) -bin $(BIN) -dir $(BENCHDIR)
+
 bench-startup: build
 	$(GO) run ./cmd/anamnesis-bench -startup -bin $(BENCH_BINS) -dir $(BENCHDIR)
 

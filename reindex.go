@@ -467,7 +467,11 @@ func setIndexed(ctx context.Context, ix *index.Index, head plumbing.Hash) error 
 }
 
 func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, error) {
-	st, err := s.idx().Stats(ctx)
+	// A count, not Stats: grouping every note by five columns scanned the
+	// whole notes table (a fifth of a reconcile with nothing to do at
+	// 100,000 notes, and its pages in the process's RSS through mmap);
+	// count(*) reads the smallest index.
+	total, err := s.idx().Count(ctx, index.Filter{})
 	if err != nil {
 		return ReconcileReport{}, err
 	}
@@ -479,7 +483,7 @@ func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, 
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	return ReconcileReport{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Indexed: st.Total, Skipped: skippedFiles(bad), Duplicates: dups}, nil
+	return ReconcileReport{Added: res.Added, Updated: res.Updated, Deleted: res.Deleted, Indexed: total, Skipped: skippedFiles(bad), Duplicates: dups}, nil
 }
 
 // advanceIndexedCommit records head as indexed when the index already

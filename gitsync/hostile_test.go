@@ -463,3 +463,45 @@ func TestOversizedLocalFileIsNotCommitted(t *testing.T) {
 		t.Fatal("the oversized file travelled")
 	}
 }
+
+// TestWriteAfterAKilledCheckoutKeepsThePull: a sync killed after moving
+// main but before saving the git index leaves the index behind HEAD
+// (with the pulled files on disk). A write's commit of one path on top
+// of that index would undo the pull in its commit (and push the undoing
+// to every machine); it must commit HEAD's content plus the note.
+func TestWriteAfterAKilledCheckoutKeepsThePull(t *testing.T) {
+	hub := testutil.BareHub(t)
+	a := newMachine(t, "a", hub)
+	b := newMachine(t, "b", hub)
+	a.write(mkNote(a, "first", "one"))
+	a.sync()
+	b.sync()
+	a.advance()
+	pulled := a.write(mkNote(a, "second", "pulled by b"))
+	a.sync()
+
+	indexPath := filepath.Join(b.repo.GitDir(), "index")
+	before, err := os.ReadFile(indexPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.sync() // pulls "second"
+	// The kill: main moved, the files are written, the index is the old one.
+	if err := os.WriteFile(indexPath, before, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.advance()
+	mine := b.write(mkNote(b, "mine", "written after the killed sync"))
+	if _, _, err := b.repo.CommitPaths(ctx, []string{mine}); err != nil {
+		t.Fatal(err)
+	}
+	tree := testutil.Git(t, b.repo.Dir(), "ls-tree", "-r", "--name-only", "main")
+	for _, want := range []string{pulled, mine} {
+		if !strings.Contains(tree, want) {
+			t.Errorf("the write's commit lacks %s:\n%s", want, tree)
+		}
+	}
+	if st := testutil.Git(t, b.repo.Dir(), "status", "--porcelain"); st != "" {
+		t.Errorf("worktree and commit disagree:\n%s", st)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -52,9 +53,9 @@ func diffTrees(from, to map[string]entry) map[string]change {
 	return out
 }
 
-// diffCommits returns the files of commit from and what differs in commit
-// to (either may be zero, the empty tree): what checkout writes and
-// ChangedPaths lists.
+// diffCommits returns what differs in commit to from commit from (either
+// may be zero, the empty tree), and from's entries of those paths: what
+// checkout writes and ChangedPaths lists.
 func (g *Repo) diffCommits(from, to plumbing.Hash) (map[string]entry, map[string]change, error) {
 	fromTree, err := g.commitTree(from)
 	if err != nil {
@@ -64,15 +65,106 @@ func (g *Repo) diffCommits(from, to plumbing.Hash) (map[string]entry, map[string
 	if err != nil {
 		return nil, nil, err
 	}
-	ff, err := g.flatten(fromTree)
-	if err != nil {
+	return g.diffTreeObjects(fromTree, toTree)
+}
+
+// diffTreeObjects is diffTrees of two trees' files without listing them:
+// subtrees of equal hash are skipped, and the two versions of a changed
+// directory are walked side by side as raw bytes. A pull of 100 notes
+// into 100,000 listed both whole trees into maps (flatten) before.
+func (g *Repo) diffTreeObjects(from, to plumbing.Hash) (map[string]entry, map[string]change, error) {
+	fromFiles, out := map[string]entry{}, map[string]change{}
+	if err := g.diffRaw(from, to, "", fromFiles, out); err != nil {
 		return nil, nil, err
 	}
-	tf, err := g.flatten(toTree)
-	if err != nil {
-		return nil, nil, err
+	return fromFiles, out, nil
+}
+
+func (g *Repo) diffRaw(from, to plumbing.Hash, prefix string, fromFiles map[string]entry, out map[string]change) error {
+	if from == to {
+		return nil
 	}
-	return ff, diffTrees(ff, tf), nil
+	var a, b []byte
+	var err error
+	if !from.IsZero() {
+		if a, err = g.readTreeRaw(from); err != nil {
+			return err
+		}
+	}
+	if !to.IsZero() {
+		if b, err = g.readTreeRaw(to); err != nil {
+			return err
+		}
+	}
+	// Submodules are not files (flatten skipped them too; verifyIncoming
+	// refuses them).
+	file := func(e rawTreeEntry) bool { return e.mode != filemode.Dir && e.mode != filemode.Submodule }
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		if len(out) > MaxTreeFiles {
+			return fmt.Errorf("trees %s and %s differ in more than %d files, more than a store holds", from, to, MaxTreeFiles)
+		}
+		var ea, eb rawTreeEntry
+		c := 0
+		switch {
+		case i >= len(a):
+			c = 1
+		case j >= len(b):
+			c = -1
+		}
+		if i < len(a) {
+			if ea, err = parseRawTreeEntry(a, i); err != nil {
+				return fmt.Errorf("read tree %s: %w", from, err)
+			}
+		}
+		if j < len(b) {
+			if eb, err = parseRawTreeEntry(b, j); err != nil {
+				return fmt.Errorf("read tree %s: %w", to, err)
+			}
+		}
+		if c == 0 {
+			c = compareTreeKeys(ea.name, ea.mode == filemode.Dir, eb.name, eb.mode == filemode.Dir)
+		}
+		switch {
+		case c < 0: // only in from
+			p := prefix + string(ea.name)
+			if ea.mode == filemode.Dir {
+				err = g.diffRaw(ea.hash, plumbing.ZeroHash, p+"/", fromFiles, out)
+			} else if file(ea) {
+				fromFiles[p] = entry{Mode: ea.mode, Hash: ea.hash}
+				out[p] = change{deleted: true}
+			}
+			i = ea.next
+		case c > 0: // only in to
+			p := prefix + string(eb.name)
+			if eb.mode == filemode.Dir {
+				err = g.diffRaw(plumbing.ZeroHash, eb.hash, p+"/", fromFiles, out)
+			} else if file(eb) {
+				out[p] = change{e: entry{Mode: eb.mode, Hash: eb.hash}}
+			}
+			j = eb.next
+		default:
+			p := prefix + string(ea.name)
+			switch {
+			case ea.mode == filemode.Dir:
+				err = g.diffRaw(ea.hash, eb.hash, p+"/", fromFiles, out)
+			case ea.hash == eb.hash && ea.mode == eb.mode:
+			case file(ea) && file(eb):
+				fromFiles[p] = entry{Mode: ea.mode, Hash: ea.hash}
+				out[p] = change{e: entry{Mode: eb.mode, Hash: eb.hash}}
+			case file(ea):
+				fromFiles[p] = entry{Mode: ea.mode, Hash: ea.hash}
+				out[p] = change{deleted: true}
+			case file(eb):
+				out[p] = change{e: entry{Mode: eb.mode, Hash: eb.hash}}
+			}
+			i, j = ea.next, eb.next
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mergeBase picks the merge base deterministically: go-git returns all
@@ -135,25 +227,30 @@ func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, er
 	if err != nil {
 		return res, err
 	}
-	base, err := g.flatten(baseTree)
+	// Only what changed on either side is listed (diffTreeObjects), and
+	// the merged tree is ours with their changes applied along their
+	// paths: a merge costs the changes, not the store.
+	baseL, chL, err := g.diffTreeObjects(baseTree, L.TreeHash)
 	if err != nil {
 		return res, err
 	}
-	ours, err := g.flatten(L.TreeHash)
+	baseR, chR, err := g.diffTreeObjects(baseTree, R.TreeHash)
 	if err != nil {
 		return res, err
 	}
-	theirsFiles, err := g.flatten(R.TreeHash)
+	maps.Copy(baseL, baseR) // base's entries of every changed path
+	changes, conflicts, err := g.mergeTrees(baseL, chL, chR, head, theirs)
 	if err != nil {
 		return res, err
 	}
-	out, conflicts, err := g.mergeTrees(base, ours, theirsFiles, head, theirs)
+	tree, err := g.updateTree(L.TreeHash, changes)
 	if err != nil {
 		return res, err
 	}
-	tree, err := g.buildTree(out)
-	if err != nil {
-		return res, err
+	if tree.IsZero() {
+		if tree, err = g.writeTree(nil); err != nil { // every file deleted
+			return res, err
+		}
 	}
 	msg := fmt.Sprintf("anamnesis: merge %s into %s on %s\n", theirs.String()[:8], head.String()[:8], g.machine)
 	// Parents in a fixed order (ours first, as git does); the tree, not the
@@ -220,13 +317,12 @@ func (g *Repo) blobAt(c *object.Commit, p string) (plumbing.Hash, bool) {
 }
 
 // mergeTrees applies the per-path policy: one-sided changes win, delete
-// against edit keeps the edit, two edits merge as notes.
-func (g *Repo) mergeTrees(base, ours, theirs map[string]entry, oursCommit, theirsCommit plumbing.Hash) (map[string]entry, []string, error) {
-	out := make(map[string]entry, len(ours))
-	for p, e := range ours {
-		out[p] = e
-	}
-	chL, chR := diffTrees(base, ours), diffTrees(base, theirs)
+// against edit keeps the edit, two edits merge as notes. base holds the
+// base's entries of the changed paths, chL and chR each side's changes
+// from the base; it returns the changes to make to ours (nil: delete).
+// The commits name the machine of each version in a conflict copy.
+func (g *Repo) mergeTrees(base map[string]entry, chL, chR map[string]change, oursCommit, theirsCommit plumbing.Hash) (map[string]*entry, []string, error) {
+	out := map[string]*entry{}
 	paths := make([]string, 0, len(chR))
 	for p := range chR {
 		paths = append(paths, p)
@@ -245,14 +341,14 @@ func (g *Repo) mergeTrees(base, ours, theirs map[string]entry, oursCommit, their
 		switch {
 		case !both:
 			if cr.deleted {
-				delete(out, p)
+				out[p] = nil
 			} else {
-				out[p] = cr.e
+				out[p] = &cr.e
 			}
 		case cl.deleted && cr.deleted, !cl.deleted && !cr.deleted && cl.e == cr.e:
 			// same result on both sides
 		case cl.deleted:
-			out[p] = cr.e // deleted here, edited there: keep the edit
+			out[p] = &cr.e // deleted here, edited there: keep the edit
 		case cr.deleted:
 			// edited here, deleted there: keep ours (already in out)
 		default:
@@ -280,13 +376,13 @@ func (g *Repo) mergeTrees(base, ours, theirs map[string]entry, oursCommit, their
 			if cr.e.Mode != mode && cr.e.Mode.String() > mode.String() {
 				mode = cr.e.Mode
 			}
-			out[p] = entry{Mode: mode, Hash: h}
+			out[p] = &entry{Mode: mode, Hash: h}
 			if m.copyPath != "" {
 				ch, err := g.writeBlob(m.copyData)
 				if err != nil {
 					return nil, nil, err
 				}
-				out[m.copyPath] = entry{Mode: filemode.Regular, Hash: ch}
+				out[m.copyPath] = &entry{Mode: filemode.Regular, Hash: ch}
 				conflicts = append(conflicts, m.copyPath)
 			}
 		}
@@ -389,18 +485,21 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 			}
 		}
 	}
-	idx, err := g.loadIndex()
+	idx, mark, err := g.loadIndex()
 	if err != nil {
 		return nil, err
 	}
-	known := entryMap(idx)
-	for _, p := range paths {
-		for {
-			if _, err := idx.Remove(p); err != nil {
-				break
-			}
+	// One pass drops every stage of the changed paths (idx.Remove scans
+	// the whole index per call: a pull of 1,000 notes into 100,000 was
+	// 10^8 comparisons); the new entries are appended and sorted on save.
+	kept := idx.Entries[:0]
+	for _, e := range idx.Entries {
+		if _, ok := chs[e.Name]; !ok {
+			kept = append(kept, e)
 		}
-		delete(known, p)
+	}
+	idx.Entries = kept
+	for _, p := range paths {
 		c := chs[p]
 		if c.deleted {
 			continue
@@ -411,10 +510,18 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 			e.Size, e.ModifiedAt = uint32(wf.size), wf.mtime
 		}
 	}
+	// An index that was from's tree is now to's: say so, and the next
+	// commit starts from to's tree. Otherwise nothing is claimed.
+	var newMark plumbing.Hash
+	if fromTree, err := g.commitTree(from); err == nil && !mark.IsZero() && mark == fromTree {
+		if newMark, err = g.commitTree(to); err != nil {
+			return nil, err
+		}
+	}
 	if err := g.moveBranch(from, to); err != nil {
 		return nil, err
 	}
-	if err := g.saveIndex(idx); err != nil {
+	if err := g.saveIndex(idx, newMark); err != nil {
 		return nil, err
 	}
 	return paths, nil

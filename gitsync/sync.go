@@ -104,6 +104,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	g.tooLarge = nil
 	head, committed, err := g.CommitAll(ctx)
 	rep.TooLarge = g.tooLarge
+	sort.Strings(rep.TooLarge) // the worktree is listed in no order
 	if err != nil {
 		return rep, fmt.Errorf("commit local notes: %w", err)
 	}

@@ -231,11 +231,15 @@ func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]stri
 	return out, nil
 }
 
+// findSessionSQL is FindSession's query; idx_mem_session answers it
+// (prov_session = ? implies the index's NOT NULL condition).
+const findSessionSQL = `SELECT id FROM memories WHERE prov_session = ? AND type = 'episodic' ORDER BY created_at LIMIT 1`
+
 // FindSession returns the id of the note captured for a Claude Code
 // session (prov_session), or "" if there is none.
 func (ix *Index) FindSession(ctx context.Context, session string) (string, error) {
 	var id string
-	err := ix.db.QueryRowContext(ctx, `SELECT id FROM memories WHERE prov_session = ? AND type = 'episodic' ORDER BY created_at LIMIT 1`, session).Scan(&id)
+	err := ix.db.QueryRowContext(ctx, findSessionSQL, session).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}

@@ -25,6 +25,7 @@ func main() {
 	bin := flag.String("bin", "", "anamnesis binary for process timings (empty: skip)")
 	queries := flag.Int("queries", 2000, "in-process search queries per size")
 	syncSizes := flag.String("sync-sizes", "10000", "store sizes for the sync figures (empty: skip)")
+	scaleSizes := flag.String("scale-sizes", "1000,10000,100000", "store sizes for the scale figures, each a process of -bin with its peak RSS (empty: skip)")
 	locomoDir := flag.String("locomo", "", "LoCoMo conversation directory: also score recall on it")
 	recallOnly := flag.Bool("recall-only", false, "only the LoCoMo recall figures")
 	embedder := flag.String("embedder", "", "KIND,URL,MODEL of an embedding server (ollama or openai) for the recall figures' semantic leg, e.g. ollama,http://127.0.0.1:11434,nomic-embed-text")
@@ -80,6 +81,15 @@ func main() {
 	}
 
 	var cfg bench.Config
+	if strings.TrimSpace(*sizes) == "" {
+		// The scale figures alone (`make bench-scale`).
+		cfg.Dir, cfg.Binary, cfg.Log = *dir, *bin, os.Stderr
+		if err := printScale(cfg, *scaleSizes); err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: scale: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 100 {
@@ -125,6 +135,13 @@ func main() {
 		fmt.Println()
 		if err := printStartup([]string{cfg.Binary}, cfg.Dir, *startupRuns); err != nil {
 			fmt.Fprintf(os.Stderr, "anamnesis-bench: startup: %v\n", err)
+			os.Exit(1)
+		}
+	}
+
+	if *bin != "" && strings.TrimSpace(*scaleSizes) != "" {
+		if err := printScale(cfg, *scaleSizes); err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: scale: %v\n", err)
 			os.Exit(1)
 		}
 	}
@@ -272,5 +289,51 @@ func printStartup(bins []string, dir string, runs int) error {
 	row("CPU time: nothing / --version / session-start / prompt", func(f bench.StartupFigures) string {
 		return fmt.Sprintf("%s / %s / %s / %s", ms(f.NothingCPU), ms(f.VersionCPU), ms(f.HookStartCPU), ms(f.HookPromptCPU))
 	})
+	return w.Flush()
+}
+
+// printScale prints what grows with the store (issue 29), each figure a
+// process of the binary: median wall time, then the peak RSS of its runs.
+func printScale(cfg bench.Config, sizes string) error {
+	var figs []bench.ScaleFigures
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("bad scale size %q", s)
+		}
+		f, err := bench.RunScale(context.Background(), cfg, n)
+		if err != nil {
+			return fmt.Errorf("%d notes: %w", n, err)
+		}
+		figs = append(figs, f)
+	}
+	fmt.Println()
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	var hdr []string
+	for _, f := range figs {
+		hdr = append(hdr, fmt.Sprintf("%d notes", f.Notes))
+	}
+	fmt.Fprintln(w, "scale figure (process: median wall, CPU, peak RSS)\t"+strings.Join(hdr, "\t"))
+	row := func(name string, get func(bench.ScaleFigures) bench.Proc) {
+		cells := []string{name}
+		for _, f := range figs {
+			p := get(f)
+			rss := "-"
+			if p.RSS > 0 {
+				rss = fmt.Sprintf("%d MB", p.RSS>>20)
+			}
+			cells = append(cells, fmt.Sprintf("%s (cpu %s), %s", ms(p.Wall), ms(p.CPU), rss))
+		}
+		fmt.Fprintln(w, strings.Join(cells, "\t"))
+	}
+	row("write of one note (target 100k < 150 ms, 64 MB)", func(f bench.ScaleFigures) bench.Proc { return f.Write })
+	row("hook session-end (target 100k < 150 ms, 64 MB)", func(f bench.ScaleFigures) bench.Proc { return f.HookEnd })
+	row("sync with nothing to do (target 100k < 300 ms)", func(f bench.ScaleFigures) bench.Proc { return f.SyncNothing })
+	row("reindex with nothing to do (target 100k < 300 ms)", func(f bench.ScaleFigures) bench.Proc { return f.ReindexEmpty })
+	row("sync pulling 100 new notes (target 100k < 1 s CPU)", func(f bench.ScaleFigures) bench.Proc { return f.Pull100 })
+	row("sync pulling 1,000 new notes (target 10k < 1.5 s CPU)", func(f bench.ScaleFigures) bench.Proc { return f.Pull1000 })
+	row("first sync of a full store (commit all, push)", func(f bench.ScaleFigures) bench.Proc { return f.FirstPush })
+	row("first sync of an empty machine (target 100k < 60 s, 300 MB)", func(f bench.ScaleFigures) bench.Proc { return f.FirstPull })
+	row("full reindex (target 100k < 25 s, 300 MB)", func(f bench.ScaleFigures) bench.Proc { return f.FullReindex })
 	return w.Flush()
 }

@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/anamnesis-memory/anamnesis/internal/synth"
+	"github.com/anamnesis-memory/anamnesis/note"
+)
+
+// Proc is one figure of a process: the median wall time of its runs and
+// the highest peak RSS any of them reached.
+type Proc struct {
+	Wall  time.Duration
+	CPU   time.Duration // median user + system time
+	RSS   int64         // bytes
+	Runs  int
+	Notes int // notes a pull brought, where that applies
+}
+
+// ScaleFigures are what grows with the store, each as a process of the
+// binary under test (cfg.Binary) on two machines and a bare hub: the
+// costs issue 29 asks to keep flat.
+type ScaleFigures struct {
+	Notes        int
+	FirstPush    Proc // first sync of a full store: commit everything, push
+	FirstPull    Proc // first sync of an empty machine: fetch, check out, index
+	Write        Proc // `anamnesis write` of one portable note (index + commit)
+	HookEnd      Proc // `anamnesis hook session-end`: capture and commit one note
+	SyncNothing  Proc // `anamnesis sync` with nothing to do on either side
+	Pull100      Proc // `anamnesis sync` bringing 100 new notes
+	Pull1000     Proc // `anamnesis sync` bringing 1,000 new notes
+	FullReindex  Proc // `anamnesis reindex` with no index.db (a fresh one built)
+	ReindexEmpty Proc // `anamnesis reindex` with nothing changed
+}
+
+// RunScale measures ScaleFigures on copies of the generated store of n
+// notes under cfg.Dir/scale-run-n (removed after; the generated store is
+// reused).
+func RunScale(ctx context.Context, cfg Config, n int) (ScaleFigures, error) {
+	f := ScaleFigures{Notes: n}
+	if cfg.Binary == "" {
+		return f, fmt.Errorf("the scale figures need -bin")
+	}
+	src, _, err := ensureStore(cfg, n)
+	if err != nil {
+		return f, err
+	}
+	root := filepath.Join(cfg.Dir, fmt.Sprintf("scale-run-%d", n))
+	os.RemoveAll(root)
+	defer os.RemoveAll(root)
+	hub := filepath.Join(root, "hub.git")
+	if out, err := exec.Command("git", "init", "--bare", "-b", "main", hub).CombinedOutput(); err != nil {
+		return f, fmt.Errorf("git init --bare: %v: %s", err, out)
+	}
+	homeA, homeB := filepath.Join(root, "a"), filepath.Join(root, "b")
+	if err := copyTree(filepath.Join(src, note.PortableDir), filepath.Join(homeA, note.PortableDir)); err != nil {
+		return f, err
+	}
+	if err := os.MkdirAll(homeB, 0o755); err != nil {
+		return f, err
+	}
+	env := func(home, machine string) []string {
+		return append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID="+machine, "ANAMNESIS_GIT_REMOTE="+hub)
+	}
+	envA, envB := env(homeA, "bench-a"), env(homeB, "bench-b")
+	run := func(runs int, e []string, prep func(i int) (string, error), args ...string) (Proc, error) {
+		var walls, cpus []time.Duration
+		p := Proc{Runs: runs}
+		for i := range runs {
+			stdin, err := prep(i)
+			if err != nil {
+				return p, err
+			}
+			wall, cpu, rss, err := timeProcRSS(ctx, cfg.Binary, e, stdin, args...)
+			if err != nil {
+				return p, err
+			}
+			walls, cpus = append(walls, wall), append(cpus, cpu)
+			p.RSS = max(p.RSS, rss)
+		}
+		p.Wall, p.CPU = pct(walls, 50), pct(cpus, 50)
+		return p, nil
+	}
+	none := func(int) (string, error) { return "", nil }
+
+	if f.FirstPush, err = run(1, envA, none, "sync"); err != nil {
+		return f, err
+	}
+	cfg.logf("  scale %d: first sync of a full store %v, %d MB", n, f.FirstPush.Wall, f.FirstPush.RSS>>20)
+	if f.FirstPull, err = run(1, envB, none, "sync"); err != nil {
+		return f, err
+	}
+	cfg.logf("  scale %d: first sync of an empty machine %v, %d MB", n, f.FirstPull.Wall, f.FirstPull.RSS>>20)
+	if f.ReindexEmpty, err = run(5, envA, none, "reindex"); err != nil {
+		return f, err
+	}
+	if f.SyncNothing, err = run(5, envA, none, "sync"); err != nil {
+		return f, err
+	}
+	g := synth.NewGen(synth.NewVocab(20000, 1), 7)
+	if f.Write, err = run(7, envA, func(int) (string, error) { return g.Body(), nil },
+		"write", "--type", "semantic", "--title", "scale bench note", "--scope", "portable"); err != nil {
+		return f, err
+	}
+	proj, transcript, err := hookSession(cfg.Dir)
+	if err != nil {
+		return f, err
+	}
+	if f.HookEnd, err = run(7, envA, func(i int) (string, error) {
+		return fmt.Sprintf(`{"session_id":"scale-end-%d-%d","transcript_path":%q,"cwd":%q}`, time.Now().UnixNano(), i, transcript, proj), nil
+	}, "hook", "session-end"); err != nil {
+		return f, err
+	}
+	cfg.logf("  scale %d: write %v %d MB, session-end %v %d MB, sync nothing %v %d MB", n,
+		f.Write.Wall, f.Write.RSS>>20, f.HookEnd.Wall, f.HookEnd.RSS>>20, f.SyncNothing.Wall, f.SyncNothing.RSS>>20)
+	// B takes what A wrote, then A writes k new notes and pushes them
+	// (untimed): B's sync is the pull.
+	if _, err := run(1, envB, none, "sync"); err != nil {
+		return f, err
+	}
+	seed := int64(1000)
+	pull := func(k, runs int) (Proc, error) {
+		p, err := run(runs, envB, func(int) (string, error) {
+			seed++
+			tree := note.Tree{Root: filepath.Join(homeA, note.PortableDir), Scope: note.ScopePortable}
+			if _, err := synth.Fill(tree, synth.NewGen(synth.NewVocab(20000, 1), seed), k, time.Date(2026, 1, 1, 0, 0, int(seed), 0, time.UTC)); err != nil {
+				return "", err
+			}
+			_, _, _, err := timeProcRSS(ctx, cfg.Binary, envA, "", "sync")
+			return "", err
+		}, "sync")
+		p.Notes = k
+		return p, err
+	}
+	if f.Pull100, err = pull(100, 3); err != nil {
+		return f, err
+	}
+	if f.Pull1000, err = pull(1000, 1); err != nil {
+		return f, err
+	}
+	cfg.logf("  scale %d: pull 100 %v (cpu %v) %d MB, pull 1000 %v (cpu %v) %d MB", n,
+		f.Pull100.Wall, f.Pull100.CPU, f.Pull100.RSS>>20, f.Pull1000.Wall, f.Pull1000.CPU, f.Pull1000.RSS>>20)
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(homeB, "index.db"+s))
+	}
+	if f.FullReindex, err = run(1, envB, none, "reindex"); err != nil {
+		return f, err
+	}
+	cfg.logf("  scale %d: full reindex %v %d MB", n, f.FullReindex.Wall, f.FullReindex.RSS>>20)
+	return f, nil
+}
+
+// hookSession writes the project directory and transcript a SessionEnd
+// runs with (as measureHooks does) and returns their paths.
+func hookSession(dir string) (proj, transcript string, err error) {
+	proj = filepath.Join(dir, "scale-project")
+	if err := os.MkdirAll(filepath.Join(proj, ".anamnesis"), 0o755); err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(filepath.Join(proj, ".anamnesis", "project"), []byte("github.com/example/project03\n"), 0o644); err != nil {
+		return "", "", err
+	}
+	transcript = filepath.Join(dir, "scale-transcript.jsonl")
+	var tr strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&tr, `{"type":"user","uuid":"u%d","sessionId":"bench-session","cwd":%q,"message":{"role":"user","content":"question %d about the ingest pipeline"}}`+"\n", i, proj, i)
+		fmt.Fprintf(&tr, `{"type":"assistant","uuid":"a%d","sessionId":"bench-session","message":{"role":"assistant","content":[{"type":"text","text":"answer %d"},{"type":"tool_use","name":"Edit","input":{"file_path":"/src/f%d.go"}}]}}`+"\n", i, i, i%7)
+	}
+	return proj, transcript, os.WriteFile(transcript, []byte(tr.String()), 0o644)
+}
+
+// timeProcRSS is timeProcCPU that also returns the process's peak RSS in
+// bytes (0 where the platform does not say).
+func timeProcRSS(ctx context.Context, bin string, env []string, stdin string, args ...string) (wall, cpu time.Duration, rss int64, err error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	wall = time.Since(t0)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("%s %v: %w\n%s", bin, args, err, out)
+	}
+	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), peakRSS(cmd.ProcessState), nil
+}
