@@ -18,7 +18,7 @@ import (
 
 // Pinned client versions: the contracts were checked against these.
 const (
-	claudeCodeVersion = "2.1.330"
+	claudeCodeVersion = "2.1.332"
 	inspectorVersion  = "2.12.0"
 )
 
