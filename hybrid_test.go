@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -263,5 +264,37 @@ func TestEmbedderRecallConfig(t *testing.T) {
 	defer s.Close()
 	if s.recallCosine != 0.8 || s.recallTimeout != 900*time.Millisecond {
 		t.Errorf("recall cosine %v timeout %v", s.recallCosine, s.recallTimeout)
+	}
+}
+
+// Search leaves superseded notes out unless the filter asks for them, in
+// every mode (the web UI's "include superseded" toggle).
+func TestSearchWithSuperseded(t *testing.T) {
+	s, _ := conceptStore(t)
+	old, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Sluggish datastore", Body: "The db gets laggy under load."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repl, _, err := s.Write(ctx, WriteRequest{Type: "semantic", Title: "Sluggish datastore, fixed", Body: "The db was laggy until the index was added.", Supersedes: []string{old.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EmbedPending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{ModeFTS, ModeVec, ModeHybrid} {
+		hits, _, err := s.SearchMode(ctx, "sluggish datastore", Filter{}, mode)
+		if err != nil || !slices.Equal(hitIDs(hits), []string{repl.ID}) {
+			t.Errorf("%s, default: %v %v", mode, hitIDs(hits), err)
+		}
+		hits, _, err = s.SearchMode(ctx, "sluggish datastore", Filter{WithSuperseded: true}, mode)
+		if err != nil || len(hits) != 2 || !slices.Contains(hitIDs(hits), old.ID) {
+			t.Errorf("%s, with superseded: %v %v", mode, hitIDs(hits), err)
+		}
+		// Live wins: a caller that asks for live notes gets live notes.
+		hits, _, err = s.SearchMode(ctx, "sluggish datastore", Filter{WithSuperseded: true, Live: true}, mode)
+		if err != nil || slices.Contains(hitIDs(hits), old.ID) {
+			t.Errorf("%s, live and with superseded: %v %v", mode, hitIDs(hits), err)
+		}
 	}
 }

@@ -293,6 +293,10 @@ func TestUIInChromium(t *testing.T) {
 	if len(commits) < 2 {
 		t.Fatalf("history of the walrus note: %v", commits)
 	}
+	// A consolidation proposal pending review, as `consolidate --review`
+	// leaves it (state/consolidate-pending.json), with hostile text.
+	sweepPages(t, ctx, base, dir, []uiPage{{"review-empty", "/review", "div.empty"}})
+	pendingID := writePending(t, laptop, walrus)
 	sweepPages(t, ctx, base, dir, []uiPage{
 		{"notes", "/", "ol.notes"},
 		{"search", "/?q=walrus+cache", "p.summary"},
@@ -303,9 +307,25 @@ func TestUIInChromium(t *testing.T) {
 		{"edit", "/note/" + walrus + "/edit", "textarea[name=body]"},
 		{"new", "/new", "textarea[name=body]"},
 		{"conflicts", "/conflicts", "section.conflict"},
+		{"review", "/review", "section.proposal"},
 		{"fleet", "/fleet", "table.doctor"},
 		{"error-404", "/note/01AAAAAAAAAAAAAAAAAAAAAAAA", "div.error-box"},
 	})
+
+	// Review: the proposal beside the note it replaces; discard it.
+	run("review", chromedp.Navigate(base+"/review"), chromedp.WaitVisible(chromedp.CSS("section.proposal")))
+	s = text()
+	if !strings.Contains(s, "Walrus cache, in one note") || !strings.Contains(s, "Walrus cache size") || !strings.Contains(s, "<script>document.title") {
+		t.Errorf("review page:\n%s", s)
+	}
+	if title := value(t, ctx, "page title", chromedp.Title()); title == "pwned" {
+		t.Error("a proposal's script ran")
+	}
+	shot("08a-review")
+	run("discard", chromedp.Click(chromedp.CSS(`.review-actions button[value=discard]`)), chromedp.WaitVisible(chromedp.CSS("div.flash")))
+	if s := text(); !strings.Contains(s, "Discarded "+pendingID) || !strings.Contains(s, "No consolidation proposals") {
+		t.Errorf("after discarding:\n%s", s)
+	}
 
 	// Conflicts: both versions side by side; keep the desk's.
 	run("conflicts", chromedp.Navigate(base+"/conflicts"), chromedp.WaitVisible(chromedp.CSS("section.conflict")))
@@ -343,6 +363,34 @@ func TestUIInChromium(t *testing.T) {
 	}
 	shot("11-refused-foreign-host")
 	t.Logf("screenshots in %s", dir)
+}
+
+// writePending leaves a consolidation proposal pending review in u's
+// store, as `anamnesis consolidate --review` does, that would supersede
+// the note source; its text is hostile. It returns the proposal's id.
+func writePending(t *testing.T, u *user, source string) string {
+	t.Helper()
+	const id = "0a1b2c3d"
+	pend := []map[string]any{{
+		"id": id, "model": "fake/model", "created": time.Now().UTC().Format(time.RFC3339),
+		"proposal": map[string]any{
+			"kind": "synthesize", "project": "github.com/acme/api", "id": "01KAZZZZZZZZZZZZZZZZZZZZZZ", "type": "semantic",
+			"title":      "Walrus cache, in one note",
+			"body":       "The walrus cache holds **1024** entries.\n\n<script>document.title='pwned'</script>\n\n[click me](javascript:alert(1))",
+			"supersedes": []string{source},
+		},
+	}}
+	data, err := json.Marshal(pend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(u.store, "state"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(u.store, "state", "consolidate-pending.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // value runs one action that returns something.

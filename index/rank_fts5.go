@@ -179,7 +179,9 @@ func (ix *Index) rank(ctx context.Context, tx *sql.Tx, expr, only string, f Filt
 		args = append(args, only)
 	}
 	clauses, args = f.where(clauses, args)
-	clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
+	if !f.WithSuperseded {
+		clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
+	}
 	q := `SELECT m.rowid, bm25(memories_fts) AS s FROM memories_fts f JOIN memories m ON m.rowid = f.rowid WHERE ` +
 		strings.Join(clauses, " AND ") + ` ORDER BY s, m.updated_at DESC LIMIT ?`
 	args = append(args, limit)

@@ -451,14 +451,17 @@ func (ix *Index) lookup(ctx context.Context, tx *sql.Tx, term string, l *termLis
 	}
 }
 
-// passing returns the notes passing f and not superseded whose score is
+// passing returns the notes passing f (and not superseded, unless
+// f.WithSuperseded) whose score is
 // at least the limit-th best passing score minus margin (all passing
 // notes when fewer than limit pass). Filters live in SQL, so candidates
 // are checked best first in growing rounds; every note tied with the
 // limit-th (or within margin of it) is included.
 func (ix *Index) passing(ctx context.Context, tx *sql.Tx, s *postingScorer, f Filter, limit int, margin float64) ([]cand, error) {
 	clauses, args := f.where([]string{"m.rowid IN (SELECT value FROM json_each(?))"}, []any{nil})
-	clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
+	if !f.WithSuperseded {
+		clauses = append(clauses, "m.id NOT IN (SELECT superseded_id FROM memory_supersedes)")
+	}
 	st, err := ix.txStmt(ctx, tx, `SELECT m.rowid, m.updated_at FROM memories m WHERE `+strings.Join(clauses, " AND "))
 	if err != nil {
 		return nil, ix.wrap("search", err)

@@ -27,7 +27,12 @@ type Filter struct {
 	// MachineID: only notes written on this machine.
 	MachineID string
 	Limit     int  // search: k (default DefaultK); list: 0 means no limit
-	Live      bool // list and count: leave out superseded notes (search always does)
+	Live      bool // list and count: leave out superseded notes (search does unless WithSuperseded)
+	// WithSuperseded (search and nearest vectors): rank superseded notes
+	// too. Search leaves them out by default because their successor says
+	// it better; a person looking for what a note used to say, or for a
+	// note a consolidation replaced, asks for them. Live overrides it.
+	WithSuperseded bool
 	// ArrivedAfter (unix nanoseconds; list only): only notes that arrived
 	// from another machine after it (Change.Arrived).
 	ArrivedAfter int64
@@ -100,7 +105,7 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 
 // Search ranks notes against free text as the recall seed does: every
 // word an OR'ed phrase, BM25 first, then most recently updated. Notes
-// superseded by another note are left out. Text without any word
+// superseded by another note are left out unless f.WithSuperseded. Text without any word
 // character returns no hits without touching the database.
 //
 // The ranking is the seed's, exactly; only the work differs, because

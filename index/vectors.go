@@ -210,7 +210,8 @@ func (ix *Index) DropVectorCache() {
 	ix.vmu.Unlock()
 }
 
-// NearestVectors returns the k live notes matching f whose vectors (for
+// NearestVectors returns the k live notes (superseded ones too with
+// f.WithSuperseded) matching f whose vectors (for
 // model) are closest to q by cosine, best first: an exact scan, which at
 // this scale beats an approximate index and needs no native extension.
 // q must have unit length, as stored vectors do.
@@ -220,7 +221,7 @@ func (ix *Index) DropVectorCache() {
 // filter is answered by the first round; a narrow one (a small project)
 // reads further down the ranking.
 func (ix *Index) NearestVectors(ctx context.Context, model string, q []float32, f Filter, k int) ([]Hit, []float64, error) {
-	f.Live = true
+	f.Live = f.Live || !f.WithSuperseded
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, nil, ix.wrap("read", err)

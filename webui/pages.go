@@ -36,22 +36,29 @@ func statusOf(err error) int {
 type row struct {
 	anamnesis.Hit
 	Superseded bool
-	Score      string
-	Passage    []segment // search: the part that matched, words marked
+	// By is the first note that supersedes it (search links it: a
+	// superseded hit is there to be compared with what replaced it).
+	By      string
+	Score   string
+	Passage []segment // search: the part that matched, words marked
 }
 
 type notesData struct {
 	Q, Type, Project, Scope, Machine, Source, Mode string
 	Live                                           bool
 	LiveParam                                      string // "1" when Live, for links
-	Searching, HasEmbedder                         bool
-	Degraded                                       string
-	Rows                                           []row
-	Total                                          int
-	Facets                                         anamnesis.Facets
-	Types                                          []string
-	NextUpdated, NextID                            string
-	Paged                                          bool // not the first page
+	// WithSuperseded: search ranks superseded notes too; SupParam is
+	// "1" then, for links.
+	WithSuperseded         bool
+	SupParam               string
+	Searching, HasEmbedder bool
+	Degraded               string
+	Rows                   []row
+	Total                  int
+	Facets                 anamnesis.Facets
+	Types                  []string
+	NextUpdated, NextID    string
+	Paged                  bool // not the first page
 	// Search pages: Page is this one (from 1), NextPage the next or 0,
 	// From the number of the first result shown.
 	Page, NextPage, From int
@@ -66,6 +73,9 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 		HasEmbedder: s.st.HasEmbedder(), Types: note.Types()}
 	if d.Live {
 		d.LiveParam = "1"
+	}
+	if q.Get("sup") == "1" {
+		d.WithSuperseded, d.SupParam = true, "1"
 	}
 	d.Filtered = d.Type != "" || d.Project != "" || d.Scope != "" || d.Machine != "" || d.Source != ""
 	f := anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}
@@ -84,6 +94,7 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 			d.Page = p
 		}
 		f.Limit = PageSize*d.Page + 1
+		f.WithSuperseded = d.WithSuperseded
 		var degraded error
 		hits, degraded, err = s.st.SearchMode(ctx, d.Q, f, d.Mode)
 		if degraded != nil {
@@ -139,6 +150,9 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, h := range hits {
 		rw := row{Hit: h, Superseded: len(sup[h.ID]) > 0}
+		if rw.Superseded && d.Searching {
+			rw.By = sup[h.ID][0]
+		}
 		if d.Searching {
 			rw.Passage = passage(h.Body, d.Q)
 			if best > 0 {

@@ -358,7 +358,7 @@ func ago(now time.Time, s string) string {
 	}
 }
 
-var pageNames = []string{"notes", "note", "edit", "conflicts", "fleet", "error", "version"}
+var pageNames = []string{"notes", "note", "edit", "conflicts", "review", "fleet", "error", "version"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}
@@ -383,6 +383,8 @@ type page struct {
 	Data    any
 	// Conflicts counts unresolved conflicts, for the navigation.
 	Conflicts int
+	// Pending counts consolidation proposals waiting for review.
+	Pending int
 	// Sync is the last sync as far as this server knows; Remote says
 	// one is configured; Back is this page's path, where "Sync now"
 	// returns to.
@@ -401,6 +403,10 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	// conflicts page itself reports the error.
 	if cs, err := s.st.Conflicts(r.Context()); err == nil {
 		p.Conflicts = len(cs)
+	}
+	// Likewise for the review count: the review page reports the error.
+	if ps, err := s.st.PendingProposals(); err == nil {
+		p.Pending = len(ps)
 	}
 	if err := s.pages[name].Execute(&b, p); err != nil {
 		http.Error(w, "render "+name+": "+err.Error(), http.StatusInternalServerError)

@@ -548,3 +548,48 @@ func TestEditorPreviewAndSuggestions(t *testing.T) {
 		t.Errorf("a preview wrote a note: %d notes", n)
 	}
 }
+
+// Search leaves superseded notes out; "include superseded" brings them
+// back, marked and linked to what replaces them, across pages.
+func TestSearchIncludeSuperseded(t *testing.T) {
+	s := openStore(t, "desk", "")
+	old := write(t, s, "Walrus cache size", "The walrus cache holds 512 entries.")
+	n, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: "Walrus cache size, revised", Body: "The walrus cache holds 1024 entries.", Project: "app", Supersedes: []string{old}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(t, s)
+	b := do(srv, "GET", "/?q=walrus", nil, true, nil).Body.String()
+	if ids := rowIDs(b); !slices.Equal(ids, []string{n.ID}) {
+		t.Errorf("default search: %v", ids)
+	}
+	if !strings.Contains(b, `name="sup" value="1" >`) || !strings.Contains(b, `sup=1">include them</a>`) {
+		t.Errorf("the search page offers no way to include superseded notes:\n%s", b)
+	}
+	b = do(srv, "GET", "/?q=walrus&sup=1", nil, true, nil).Body.String()
+	if ids := rowIDs(b); len(ids) != 2 || !slices.Contains(ids, old) {
+		t.Errorf("with superseded: %v", ids)
+	}
+	for _, want := range []string{`name="sup" value="1" checked>`, `superseded-badge`, `<a class="by" href="/note/` + n.ID + `">`, "superseded notes included"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("with superseded, the page lacks %q", want)
+		}
+	}
+	// Paging keeps the toggle.
+	for i := 0; i < PageSize+5; i++ {
+		write(t, s, fmt.Sprintf("Walrus %d", i), "walrus walrus")
+	}
+	b = do(srv, "GET", "/?q=walrus&sup=1", nil, true, nil).Body.String()
+	m := regexp.MustCompile(`href="(/\?[^"]*page=2[^"]*)">More results`).FindStringSubmatch(b)
+	if m == nil || !strings.Contains(m[1], "sup=1") {
+		t.Errorf("the next page link drops the toggle: %v", m)
+	}
+}
+
+func rowIDs(page string) []string {
+	var ids []string
+	for _, m := range rowRe.FindAllStringSubmatch(page, -1) {
+		ids = append(ids, m[1])
+	}
+	return ids
+}
