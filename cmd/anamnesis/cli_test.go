@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,9 +82,66 @@ func detachedDone(home string, timeout time.Duration) bool {
 	return false
 }
 
-// runCmd runs the built binary with env and stdin and collects its
-// output and exit code; only a failure to start it fails the test.
+// runCmd runs the CLI with env and stdin and collects its output and
+// exit code; only a failure to start it fails the test. It runs in-process
+// (run, with env as the command's environment and the built binary as
+// the one it starts detached commands with) when every variable env sets
+// differently from this process is one that run reads through its
+// procEnv (threadedEnv); otherwise, e.g. for another HOME or PATH that
+// the packages below cmd or the programs it starts read themselves, it
+// runs the built binary. Tests where the process is the point (signals,
+// kills, concurrency, hooks started by Claude Code) use runProcess.
 func runCmd(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	if !inProcess(env) {
+		return runProcess(t, env, stdin, args...)
+	}
+	var out, errb bytes.Buffer
+	e := procEnv{vars: env, executable: func() (string, error) { return binary, nil }}
+	code := run(context.Background(), append([]string{binary}, args...), e, strings.NewReader(stdin), &out, &errb)
+	return result{out.String(), errb.String(), code}
+}
+
+// threadedEnv are the variables run reads only through its procEnv:
+// nothing below cmd reads them from the process environment.
+var threadedEnv = map[string]bool{
+	"ANAMNESIS_HOME": true, "ANAMNESIS_MACHINE_ID": true, remoteEnv: true, tailscaleSocketEnv: true,
+	"ANAMNESIS_HOOKS_OFF": true, "CLAUDE_PROJECT_DIR": true, "ANAMNESIS_REFLECT_AUTO": true,
+	"ANAMNESIS_REFLECTION_PROVIDER": true, "ANAMNESIS_REFLECTION_MODEL": true,
+	"ANAMNESIS_REFLECTION_BASE_URL": true, "ANAMNESIS_REFLECTION_API_KEY": true,
+}
+
+// inProcess reports whether env differs from this process's environment
+// only in threadedEnv, so that run in this process sees what the built
+// binary started with env would.
+func inProcess(env []string) bool {
+	own, want := envMap(os.Environ()), envMap(env)
+	for k, v := range want {
+		if ov, ok := own[k]; (!ok || ov != v) && !threadedEnv[k] {
+			return false
+		}
+	}
+	for k := range own {
+		if _, ok := want[k]; !ok && !threadedEnv[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// runProcess runs the built binary with env and stdin and collects its
+// output and exit code; only a failure to start it fails the test.
+func runProcess(t *testing.T, env []string, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env

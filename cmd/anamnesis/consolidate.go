@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
@@ -132,7 +131,7 @@ func runConsolidate(ctx context.Context, c *cli.Context, s *anamnesis.Store) err
 	}
 	limits := consolidateLimits(c)
 	planner := &consolidate.Planner{Budget: &consolidate.Budget{Limits: limits, Path: s.ConsolidateBudgetPath()}}
-	settings := consolidate.ResolveSettings(os.Getenv, cfg.Reflection())
+	settings := consolidate.ResolveSettings(envOf(c).getenv, cfg.Reflection())
 	planner.MaxChars = settings.MaxTokens * 4
 	model, modelErr := consolidate.NewModel(settings, limits.CallBudget)
 	if modelErr == nil {

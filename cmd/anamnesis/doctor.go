@@ -52,7 +52,7 @@ func doctorCommand() *cli.Command {
 						}
 					}
 				}
-				inst, err := installFor()
+				inst, err := installFor(envOf(c))
 				if err != nil {
 					inst.Problem = err.Error()
 				}

@@ -45,7 +45,7 @@ func spawnEmbed(c *cli.Context, s *anamnesis.Store) {
 	if !s.HasEmbedder() {
 		return
 	}
-	if err := spawnSelf(s.Home(), "embed"); err != nil {
+	if err := spawnSelf(envOf(c), s.Home(), "embed"); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background embedding not started: %v\n", err)
 	}
 }

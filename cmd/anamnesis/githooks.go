@@ -35,7 +35,7 @@ func hooksCommand() *cli.Command {
 						return err
 					}
 				}
-				bin, err := os.Executable()
+				bin, err := envOf(c).executable()
 				if err != nil {
 					return fmt.Errorf("find the anamnesis binary: %w", err)
 				}

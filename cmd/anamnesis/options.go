@@ -53,7 +53,7 @@ func storeOptions(c *cli.Context, mode openMode) (home string, o anamnesis.Optio
 	}
 	o.Tailnet = tailscaled{}
 	o.NewEmbedder = newEmbedder
-	o.Remote = os.Getenv(remoteEnv)
+	o.Remote = envOf(c).getenv(remoteEnv)
 	o.TailscaleSocket = tailscaleSocketOption(c)
 	switch mode {
 	case forHook:
@@ -91,7 +91,7 @@ func openStore(c *cli.Context, mode openMode) (*anamnesis.Store, error) {
 	}
 	s, err := anamnesis.Open(c.Context, home, o)
 	if mode == forHook && errors.Is(err, anamnesis.ErrNeedsRebuild) {
-		return nil, startBackgroundReindex(home, err)
+		return nil, startBackgroundReindex(envOf(c), home, err)
 	}
 	return s, err
 }
@@ -126,7 +126,7 @@ func tailscaleSocketOption(c *cli.Context) string {
 			}
 		}
 	}
-	return strings.TrimSpace(os.Getenv(tailscaleSocketEnv))
+	return strings.TrimSpace(envOf(c).getenv(tailscaleSocketEnv))
 }
 
 // isEmptyDir reports whether dir is an existing directory with nothing in it.
@@ -151,7 +151,7 @@ func machineIDOption(c *cli.Context) (string, error) {
 	}
 	if err := anamnesis.ValidateMachineID(v); err != nil {
 		src := "--machine-id"
-		if os.Getenv("ANAMNESIS_MACHINE_ID") == raw {
+		if envOf(c).getenv("ANAMNESIS_MACHINE_ID") == raw {
 			src = "ANAMNESIS_MACHINE_ID"
 		}
 		return "", usagef("machine id %q from %s %v", v, src, err)
