@@ -68,7 +68,7 @@ race:
 # with install.sh. Minutes on a cold cache, so not in make test; .ci/run
 # runs it.
 release-test:
-	$(GO) test -tags release -count=1 -run TestReleaseAndInstallScript ./cmd/anamnesis/
+	$(GO) test -tags release -count=1 -run 'TestReleaseAndInstallScript|TestVersionOfACheckoutBuild' ./cmd/anamnesis/
 
 # A short run of every fuzz target (seeds are in the f.Add calls; go test
 # runs them as ordinary tests too). Budgets are execution counts: a duration

@@ -42,7 +42,7 @@ func consolidateCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-chars-day", Value: d.DayChars, Usage: "input characters per day at most (0: no limit)"},
 			&cli.Float64Flag{Name: "max-usd-day", Value: d.DayUSD, Usage: "dollars per day at most, where the backend reports cost (0: no limit)"},
 			&cli.Float64Flag{Name: "max-usd-call", Value: d.CallBudget, Usage: "dollars one claude call may spend (--max-budget-usd)"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
