@@ -1,6 +1,6 @@
 # anamnesis — cross-machine memory for Claude Code.
 # make install   build and install the CLI (go install ./cmd/anamnesis)
-# make test      gofmt + go vet + staticcheck + every unit and CLI test (what .ci/run runs)
+# make test      gofmt + go vet + staticcheck + go mod tidy and go generate unchanged + every unit and CLI test (what .ci/run runs)
 # make race      every package's tests under the race detector (.ci/run runs it too)
 # make e2e       tests against the real Claude Code CLI, MCP Inspector and tailscaled (.ci/run runs it too)
 # make fuzz      a short run of every fuzz target (.ci/run runs it too)
@@ -20,7 +20,7 @@ BENCHDIR ?= bench-out
 # LoCoMo conversations (never committed): make bench LOCOMO=../shared/data/locomo
 LOCOMO  ?=
 
-.PHONY: all build install test race release-test e2e fuzz stress vet lint fmt-check bench bench-scale bench-startup bench-recall bench-loop bench-consolidate cross release clean
+.PHONY: all build install test tidy-check generate-check race release-test e2e fuzz stress vet lint fmt-check bench bench-scale bench-startup bench-recall bench-loop bench-consolidate cross release clean
 
 all: build
 
@@ -54,8 +54,23 @@ lint:
 	$(GO) run $(STATICCHECK) -tags e2e ./e2e/
 	$(GO) run $(STATICCHECK) -tags release ./cmd/anamnesis/
 
-test: fmt-check vet lint
+test: fmt-check vet lint tidy-check generate-check
 	$(GO) test -count=1 ./...
+
+# go.mod and go.sum as go mod tidy leaves them (Go 1.23+: -diff changes
+# nothing and fails on a difference; downloads come from the module proxy).
+tidy-check:
+	$(GO) mod tidy -diff
+
+# Generated files as go generate writes them: the FTS5 tokenizer's tables
+# (internal/fts5token, probed from the linked SQLite; no network). The
+# working tree before and after is compared, not HEAD, so uncommitted work
+# elsewhere does not fail it; what generate changed stays for git diff.
+generate-check:
+	@before=$$(git diff; git ls-files -o --exclude-standard); \
+	$(GO) generate ./... || exit 1; \
+	after=$$(git diff; git ls-files -o --exclude-standard); \
+	if [ "$$before" != "$$after" ]; then git status --short; echo "go generate changed files (see git diff): commit what it wrote"; exit 1; fi
 
 # Every package's tests under the race detector (-short trims the long
 # property and stress runs; the web UI and the MCP server share one Store
@@ -68,7 +83,7 @@ race:
 # with install.sh. Minutes on a cold cache, so not in make test; .ci/run
 # runs it.
 release-test:
-	$(GO) test -tags release -count=1 -run TestReleaseAndInstallScript ./cmd/anamnesis/
+	$(GO) test -tags release -count=1 -run 'TestReleaseAndInstallScript|TestVersionOfACheckoutBuild' ./cmd/anamnesis/
 
 # A short run of every fuzz target (seeds are in the f.Add calls; go test
 # runs them as ordinary tests too). Budgets are execution counts: a duration

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5"
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 )
 
 // ProjectKey names the project a working directory belongs to, the way
@@ -24,13 +24,12 @@ func ProjectKey(cwd, home string) string {
 	if key := markerKey(cwd, home); key != "" {
 		return key
 	}
-	r, err := git.PlainOpenWithOptions(cwd, &git.PlainOpenOptions{DetectDotGit: true})
-	if err == nil {
-		if rem, err := r.Remote("origin"); err == nil && len(rem.Config().URLs) > 0 && rem.Config().URLs[0] != "" {
-			return NormalizeRemote(rem.Config().URLs[0])
+	if root, origin, ok := gitsync.FindRoot(cwd); ok {
+		if origin != "" {
+			return NormalizeRemote(origin)
 		}
-		if wt, err := r.Worktree(); err == nil {
-			return strings.ToLower(filepath.Base(wt.Filesystem.Root()))
+		if root != "" {
+			return strings.ToLower(filepath.Base(root))
 		}
 	}
 	name := strings.ToLower(filepath.Base(cwd))

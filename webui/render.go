@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis/internal/markdown"
-	"github.com/go-git/go-git/v5/utils/diff"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -47,12 +46,23 @@ type DiffLine struct {
 	Segs []segment
 }
 
+// lineDiff is the line-by-line edit script from a to b: go-diff's Myers
+// diff over lines (each line one rune), as go-git's utils/diff computes
+// it, with no practical deadline (go-diff's default of one second would
+// turn a diff under load into a bulk delete and insert).
+func lineDiff(a, b string) []diffmatchpatch.Diff {
+	dmp := diffmatchpatch.New()
+	dmp.DiffTimeout = time.Hour
+	ra, rb, lines := dmp.DiffLinesToRunes(a, b)
+	return dmp.DiffCharsToLines(dmp.DiffMainRunes(ra, rb, false), lines)
+}
+
 // diffLines is a line diff of a and b, each change with up to context
 // unchanged lines around it; nil when they are equal.
 func diffLines(a, b string, context int) []DiffLine {
 	var all []DiffLine
 	changed := false
-	for _, d := range diff.Do(a, b) {
+	for _, d := range lineDiff(a, b) {
 		op := byte(' ')
 		switch d.Type {
 		case diffmatchpatch.DiffDelete:

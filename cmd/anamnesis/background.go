@@ -25,10 +25,11 @@ const logEnv = "ANAMNESIS_LOG"
 // pid (see logEnv), or to stderr, which is the same log opened for
 // appending, if that fails.
 func runLogged(ctx context.Context, logPath string) int {
-	os.Unsetenv(logEnv) // not for anything this command starts
+	env := osEnv()
+	env.vars = env.without(logEnv) // not for anything this command starts
 	buf := logfile.NewLogBuffer(os.Getpid(), nil)
 	start := time.Now()
-	code := run(ctx, os.Args, os.Stdin, buf, buf)
+	code := run(ctx, os.Args, env, os.Stdin, buf, buf)
 	fmt.Fprintf(buf, "exit %d after %s\n", code, time.Since(start).Round(time.Millisecond))
 	if err := logfile.AppendLog(logPath, buf.Bytes(), logfile.MaxLogSize); err != nil {
 		fmt.Fprintf(os.Stderr, "anamnesis: %v\n", err)
@@ -41,7 +42,7 @@ func runLogged(ctx context.Context, logPath string) int {
 // and Claude Code never waits for the network; a failure to start is one
 // line on stderr.
 func spawnSync(c *cli.Context, s *anamnesis.Store) {
-	if err := spawnSelf(s.Home(), "sync"); err != nil {
+	if err := spawnSelf(envOf(c), s.Home(), "sync"); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background sync not started: %v\n", err)
 	}
 }
@@ -52,10 +53,11 @@ func spawnSync(c *cli.Context, s *anamnesis.Store) {
 // brings reaches the session with its first prompt (as arrivals). It
 // reports whether the sync finished in time.
 func syncBeforeInjecting(ctx context.Context, c *cli.Context, s *anamnesis.Store, budget time.Duration) bool {
-	bin, err := os.Executable()
+	env := envOf(c)
+	bin, err := env.executable()
 	var cmd *exec.Cmd
 	if err == nil {
-		cmd, err = startDetached(bin, s.Home(), "sync")
+		cmd, err = startDetached(env, bin, s.Home(), "sync")
 	}
 	if err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background sync not started: %v\n", err)
@@ -78,11 +80,8 @@ func syncBeforeInjecting(ctx context.Context, c *cli.Context, s *anamnesis.Store
 // startBackgroundReindex starts `anamnesis reindex` for a hook that found
 // the index needing a rebuild (opening the store rebuilds it) and returns
 // the hook's error line.
-func startBackgroundReindex(home string, err error) error {
-	bin, bErr := os.Executable()
-	if bErr == nil {
-		bErr = spawn(bin, home, "reindex")
-	}
+func startBackgroundReindex(env procEnv, home string, err error) error {
+	bErr := spawnSelf(env, home, "reindex")
 	if bErr != nil {
 		return fmt.Errorf("%w; starting it in the background failed: %v (run `anamnesis reindex`)", err, bErr)
 	}
@@ -95,8 +94,8 @@ func startBackgroundReindex(home string, err error) error {
 // log is also its stdout and stderr, opened for appending (never
 // truncated: several hooks start syncs at once), so that whatever the
 // runtime itself prints (a crash) is kept too.
-func spawn(binary, storeHome, command string, args ...string) error {
-	cmd, err := startDetached(binary, storeHome, command, args...)
+func spawn(env procEnv, binary, storeHome, command string, args ...string) error {
+	cmd, err := startDetached(env, binary, storeHome, command, args...)
 	if err != nil {
 		return err
 	}
@@ -105,7 +104,7 @@ func spawn(binary, storeHome, command string, args ...string) error {
 
 // startDetached is spawn that leaves the started process to the caller,
 // who may wait for it or release it.
-func startDetached(binary, storeHome, command string, args ...string) (*exec.Cmd, error) {
+func startDetached(env procEnv, binary, storeHome, command string, args ...string) (*exec.Cmd, error) {
 	dir := filepath.Join(storeHome, "state")
 	if err := logfile.PrivateDir(dir); err != nil {
 		return nil, err
@@ -117,7 +116,7 @@ func startDetached(binary, storeHome, command string, args ...string) (*exec.Cmd
 	}
 	defer logf.Close()
 	cmd := exec.Command(binary, append([]string{"--home", storeHome, command}, args...)...)
-	cmd.Env = append(os.Environ(), logEnv+"="+logPath)
+	cmd.Env = append(env.without(logEnv), logEnv+"="+logPath)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Stdin = nil
 	platform.Detach(cmd)
@@ -128,12 +127,12 @@ func startDetached(binary, storeHome, command string, args ...string) (*exec.Cmd
 }
 
 // spawnSelf starts this binary's command detached (spawn).
-func spawnSelf(home, command string, args ...string) error {
-	bin, err := os.Executable()
+func spawnSelf(env procEnv, home, command string, args ...string) error {
+	bin, err := env.executable()
 	if err != nil {
 		return err
 	}
-	return spawn(bin, home, command, args...)
+	return spawn(env, bin, home, command, args...)
 }
 
 // promptSyncStamp is touched in state/ each time a hook starts a sync for

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,14 @@ func anm(t *testing.T, home, stdin string, args ...string) result {
 	return runCmd(t, append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest"), stdin, args...)
 }
 
+// anmProcess is anm in a process of the built binary: for tests where
+// several processes at once are the point (their locks, SQLite's, a sync
+// others wait for), or a process killed.
+func anmProcess(t *testing.T, home, stdin string, args ...string) result {
+	t.Helper()
+	return runProcess(t, append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest"), stdin, args...)
+}
+
 // awaitDetached makes the test wait, before its temporary directories go,
 // for processes a hook started detached (a background sync or reindex)
 // on home: they outlive the hook by design, and one still writing
@@ -81,9 +90,78 @@ func detachedDone(home string, timeout time.Duration) bool {
 	return false
 }
 
-// runCmd runs the built binary with env and stdin and collects its
-// output and exit code; only a failure to start it fails the test.
+// runCmd runs the CLI with env and stdin and collects its output and
+// exit code; only a failure to start it fails the test. It runs in-process
+// (run, with env as the command's environment and the built binary as
+// the one it starts detached commands with) when every variable env sets
+// differently from this process is one that run reads through its
+// procEnv (threadedEnv); otherwise, e.g. for another HOME or PATH that
+// the packages below cmd or the programs it starts read themselves, it
+// runs the built binary. Tests where the process is the point (signals,
+// kills, concurrency, hooks started by Claude Code) use runProcess.
 func runCmd(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	if !inProcess(env) {
+		return runProcess(t, env, stdin, args...)
+	}
+	var out, errb bytes.Buffer
+	e := procEnv{vars: env, executable: func() (string, error) { return binary, nil }}
+	code := run(context.Background(), append([]string{binary}, args...), e, strings.NewReader(stdin), &out, &errb)
+	return result{out.String(), errb.String(), code}
+}
+
+// parallel marks a CLI test that may run beside the others: each has its
+// own homes and hubs, and run reads nothing process-wide. Not under the
+// race detector: urfave/cli v2 writes its package-level HelpFlag and
+// VersionFlag each time a command parses its flags (BoolFlag.Apply), a
+// race between apps run at once in one process that is urfave/cli's, not
+// the CLI's (the binary runs one app); under -race they run one at a time.
+func parallel(t *testing.T) {
+	if !raceEnabled {
+		t.Parallel()
+	}
+}
+
+// threadedEnv are the variables run reads only through its procEnv:
+// nothing below cmd reads them from the process environment.
+var threadedEnv = map[string]bool{
+	"ANAMNESIS_HOME": true, "ANAMNESIS_MACHINE_ID": true, remoteEnv: true, tailscaleSocketEnv: true,
+	"ANAMNESIS_HOOKS_OFF": true, "CLAUDE_PROJECT_DIR": true, "ANAMNESIS_REFLECT_AUTO": true,
+	"ANAMNESIS_REFLECTION_PROVIDER": true, "ANAMNESIS_REFLECTION_MODEL": true,
+	"ANAMNESIS_REFLECTION_BASE_URL": true, "ANAMNESIS_REFLECTION_API_KEY": true,
+}
+
+// inProcess reports whether env differs from this process's environment
+// only in threadedEnv, so that run in this process sees what the built
+// binary started with env would.
+func inProcess(env []string) bool {
+	own, want := envMap(os.Environ()), envMap(env)
+	for k, v := range want {
+		if ov, ok := own[k]; (!ok || ov != v) && !threadedEnv[k] {
+			return false
+		}
+	}
+	for k := range own {
+		if _, ok := want[k]; !ok && !threadedEnv[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// runProcess runs the built binary with env and stdin and collects its
+// output and exit code; only a failure to start it fails the test.
+func runProcess(t *testing.T, env []string, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = env
@@ -119,6 +197,7 @@ func mustOK(t *testing.T, r result) result {
 const seedQuery = "how to configure a SQLite connection to avoid lock errors on concurrent writes"
 
 func TestUserFlowFromTheIssue(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	r := mustOK(t, anm(t, home, "", "write", "--type", "procedural", "--title", "Use WAL mode for SQLite", "--project", "demo",
 		"--tags", "sqlite,db", "--body", "Set busy_timeout on every connection to avoid lock errors."))
@@ -187,6 +266,7 @@ func TestUserFlowFromTheIssue(t *testing.T) {
 }
 
 func TestBadArgumentsGiveClearErrors(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	initHome(t, home)
 	cases := []struct {
@@ -225,6 +305,7 @@ func TestBadArgumentsGiveClearErrors(t *testing.T) {
 }
 
 func TestWriteBodySources(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anm(t, home, "piped body text\n", "write", "--type", "semantic", "--title", "from stdin")).stdout)
 	f := filepath.Join(t.TempDir(), "body.md")
@@ -245,6 +326,7 @@ func TestWriteBodySources(t *testing.T) {
 }
 
 func TestDeletedIndexIsRebuiltWithNotice(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	mustOK(t, anm(t, home, "", "write", "--type", "procedural", "--title", "Use WAL mode for SQLite", "--body", "busy_timeout avoids lock errors"))
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -260,6 +342,7 @@ func TestDeletedIndexIsRebuiltWithNotice(t *testing.T) {
 }
 
 func TestMalformedNoteIsNamedNotFatal(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "good", "--body", "good heron"))
 	os.WriteFile(filepath.Join(home, "memory", "semantic", "broken.md"), []byte("---\ntitle: [\n---\n"), 0o644)
@@ -295,7 +378,7 @@ func TestConcurrentProcesses(t *testing.T) {
 					{"write", "--type", "semantic", "--title", fmt.Sprintf("p%d n%d", p, i), "--body", "parallel osprey"},
 					{"search", "osprey"},
 				} {
-					if r := anm(t, home, "", args...); r.code != 0 {
+					if r := anmProcess(t, home, "", args...); r.code != 0 {
 						mu.Lock()
 						failures = append(failures, fmt.Sprintf("%v: %d %s", args, r.code, r.stderr))
 						mu.Unlock()
@@ -315,6 +398,7 @@ func TestConcurrentProcesses(t *testing.T) {
 }
 
 func TestHelpExplainsEveryCommand(t *testing.T) {
+	parallel(t)
 	for _, c := range []string{"write", "show", "list", "search", "status", "doctor", "reindex"} {
 		r := mustOK(t, anm(t, t.TempDir(), "", c, "--help"))
 		if !strings.Contains(r.stdout, "USAGE") {
@@ -324,6 +408,7 @@ func TestHelpExplainsEveryCommand(t *testing.T) {
 }
 
 func TestEvalOnATinyStore(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	a := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Pixel the greyhound",
 		"--body", "Ann adopted a greyhound named Pixel in May. The dog sleeps on the blue sofa every afternoon.")).stdout)
@@ -369,6 +454,7 @@ func TestEvalOnATinyStore(t *testing.T) {
 // constant makes the newer, weaker match win) and a negative value is a
 // usage error.
 func TestSearchDecayDaysFlag(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	old := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "sqlite busy timeout", "--body", "Set the sqlite busy timeout to avoid lock errors.")).stdout)
 	time.Sleep(1100 * time.Millisecond) // updated_at has one-second resolution

@@ -66,6 +66,7 @@ complete -C (string join ' ' -- $argv)`
 }
 
 func TestShellCompletion(t *testing.T) {
+	parallel(t)
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		t.Run(shell, func(t *testing.T) {
 			for _, c := range []struct {
@@ -89,6 +90,7 @@ func TestShellCompletion(t *testing.T) {
 }
 
 func TestCompletionUsage(t *testing.T) {
+	parallel(t)
 	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}} {
 		if r := anm(t, t.TempDir(), "", args...); r.code != 2 || r.stdout != "" {
 			t.Errorf("%v: exit %d stdout %q", args, r.code, r.stdout)

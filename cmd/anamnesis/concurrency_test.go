@@ -27,7 +27,7 @@ func TestEightProcessesOnOneHome(t *testing.T) {
 	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	awaitDetached(t, home)
-	mustOK(t, anmRemote(t, home, "box", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "seed heron"))
+	mustOK(t, anmRemoteProcess(t, home, "box", hub, "", "write", "--type", "semantic", "--title", "seed", "--body", "seed heron"))
 	deadline := time.Now().Add(stressSeconds())
 	var mu sync.Mutex
 	var written []string
@@ -48,23 +48,23 @@ func TestEightProcessesOnOneHome(t *testing.T) {
 				op := []string{"write", "search", "prompt", "session-start", "sync"}[(w+i)%5]
 				switch op {
 				case "write":
-					r = anmRemote(t, home, "box", hub, "", "write", "--type", "semantic", "--title", fmt.Sprintf("w%d n%d", w, i), "--body", "concurrent heron note")
+					r = anmRemoteProcess(t, home, "box", hub, "", "write", "--type", "semantic", "--title", fmt.Sprintf("w%d n%d", w, i), "--body", "concurrent heron note")
 					if r.code == 0 {
 						mu.Lock()
 						written = append(written, strings.TrimSpace(r.stdout))
 						mu.Unlock()
 					}
 				case "search":
-					r = anmRemote(t, home, "box", hub, "", "search", "--json", "heron")
+					r = anmRemoteProcess(t, home, "box", hub, "", "search", "--json", "heron")
 					if r.code == 0 && !strings.Contains(r.stdout, "heron") {
 						fail("search found nothing", r)
 					}
 				case "prompt":
-					r = anmRemote(t, home, "box", hub, fmt.Sprintf(`{"session_id":"s%d-%d","cwd":"/tmp","prompt":"tell me about the heron"}`, w, i), "hook", "prompt")
+					r = anmRemoteProcess(t, home, "box", hub, fmt.Sprintf(`{"session_id":"s%d-%d","cwd":"/tmp","prompt":"tell me about the heron"}`, w, i), "hook", "prompt")
 				case "session-start":
-					r = anmRemote(t, home, "box", hub, fmt.Sprintf(`{"session_id":"t%d-%d","cwd":"/tmp"}`, w, i), "hook", "session-start")
+					r = anmRemoteProcess(t, home, "box", hub, fmt.Sprintf(`{"session_id":"t%d-%d","cwd":"/tmp"}`, w, i), "hook", "session-start")
 				case "sync":
-					r = anmRemote(t, home, "box", hub, "", "sync")
+					r = anmRemoteProcess(t, home, "box", hub, "", "sync")
 				}
 				mu.Lock()
 				counts[op]++
@@ -84,7 +84,7 @@ func TestEightProcessesOnOneHome(t *testing.T) {
 	for _, f := range failures {
 		t.Error(f)
 	}
-	mustOK(t, anmRemote(t, home, "box", hub, "", "sync"))
+	mustOK(t, anmRemoteProcess(t, home, "box", hub, "", "sync"))
 	tree := testutil.Git(t, home+"/memory", "ls-tree", "-r", "--name-only", "HEAD")
 	for _, id := range written {
 		if !strings.Contains(tree, id) {
@@ -96,7 +96,7 @@ func TestEightProcessesOnOneHome(t *testing.T) {
 	}
 	// Writes, reindexes and syncs from eight processes must leave the
 	// search postings exactly in step with FTS5.
-	if r := anmRemote(t, home, "box", hub, "", "doctor"); !strings.Contains(r.stdout, "ok:     search postings: agree with FTS5") {
+	if r := anmRemoteProcess(t, home, "box", hub, "", "doctor"); !strings.Contains(r.stdout, "ok:     search postings: agree with FTS5") {
 		t.Errorf("search postings after the run:\n%s", r.stdout)
 	}
 	t.Logf("operations: %v; %d writes, all committed", counts, len(written))

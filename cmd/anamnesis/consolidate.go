@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
@@ -43,7 +42,7 @@ func consolidateCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-chars-day", Value: d.DayChars, Usage: "input characters per day at most (0: no limit)"},
 			&cli.Float64Flag{Name: "max-usd-day", Value: d.DayUSD, Usage: "dollars per day at most, where the backend reports cost (0: no limit)"},
 			&cli.Float64Flag{Name: "max-usd-call", Value: d.CallBudget, Usage: "dollars one claude call may spend (--max-budget-usd)"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
@@ -132,7 +131,7 @@ func runConsolidate(ctx context.Context, c *cli.Context, s *anamnesis.Store) err
 	}
 	limits := consolidateLimits(c)
 	planner := &consolidate.Planner{Budget: &consolidate.Budget{Limits: limits, Path: s.ConsolidateBudgetPath()}}
-	settings := consolidate.ResolveSettings(os.Getenv, cfg.Reflection())
+	settings := consolidate.ResolveSettings(envOf(c).getenv, cfg.Reflection())
 	planner.MaxChars = settings.MaxTokens * 4
 	model, modelErr := consolidate.NewModel(settings, limits.CallBudget)
 	if modelErr == nil {

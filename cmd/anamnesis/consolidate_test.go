@@ -31,6 +31,7 @@ func reflectingServer(t *testing.T, calls *atomic.Int32) string {
 }
 
 func TestConsolidateCommand(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	var calls atomic.Int32
 	env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest",
@@ -99,6 +100,7 @@ func TestConsolidateCommand(t *testing.T) {
 // TestConsolidateWithClaudeCLI: provider claude runs the claude on PATH
 // as a plain model, with our hooks off.
 func TestConsolidateWithClaudeCLI(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	bin := t.TempDir()
 	reply := `{"type":"result","subtype":"success","is_error":false,"result":"","total_cost_usd":0.02,"structured_output":{"notes":[{"type":"semantic","title":"Heron deploys on tuesdays","body":"heron deploy window, kestrel cache flush, osprey schema migration, plover lint rules, wren release notes"}]}}`
@@ -137,6 +139,7 @@ func (distiller) Complete(context.Context, consolidate.Request) (consolidate.Rep
 }
 
 func TestMCPReview(t *testing.T) {
+	parallel(t)
 	cs, s := mcpSession(t)
 	ctx := context.Background()
 	for _, topic := range []string{"heron deploy window", "kestrel cache flush", "osprey schema migration", "plover lint rules", "wren release notes"} {
@@ -180,6 +183,7 @@ func TestMCPReview(t *testing.T) {
 // starts a detached `consolidate --apply` for the session's project; off
 // (the default), it starts none.
 func TestAutoConsolidateAfterSessionEnd(t *testing.T) {
+	parallel(t)
 	for _, auto := range []bool{false, true} {
 		home := t.TempDir()
 		awaitDetached(t, home)

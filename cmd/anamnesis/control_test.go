@@ -16,6 +16,7 @@ var rawControls = []string{"\x1b", "\x07", "\x7f", "\u0085", "\u009b", "\u202e"}
 // terminal escape or a bidirectional override is refused with exit 2 and
 // an error naming the field and the character; nothing is written.
 func TestControlCharactersRefusedOnWrite(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "fine", "--body", "b"))
 	cases := []struct{ flag, value, want string }{
@@ -52,6 +53,7 @@ const evilNote = "---\nid: 01EV1LN0TE0000000000000000\ntype: semantic\ntitle: \"
 // strings; show prints the file's bytes when they go to a pipe, escaped
 // when they go to a terminal.
 func TestControlCharactersEscapedOnOutput(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "fine", "--body", "b"))
 	if err := os.WriteFile(filepath.Join(home, "memory", "semantic", "01EV1LN0TE0000000000000000.md"), []byte(evilNote), 0o644); err != nil {

@@ -41,15 +41,15 @@ func TestKilledSyncsLoseNothing(t *testing.T) {
 	go func() { // the other machine writes and syncs all the time
 		defer wg.Done()
 		for i := 0; ctx.Err() == nil; i++ {
-			anmRemote(t, other, "other", hub, "", "write", "--type", "semantic", "--title", fmt.Sprintf("other %d", i), "--body", fmt.Sprintf("from the other machine %d", i))
-			anmRemote(t, other, "other", hub, "", "sync")
+			anmRemoteProcess(t, other, "other", hub, "", "write", "--type", "semantic", "--title", fmt.Sprintf("other %d", i), "--body", fmt.Sprintf("from the other machine %d", i))
+			anmRemoteProcess(t, other, "other", hub, "", "sync")
 		}
 	}()
 	r := rand.New(rand.NewSource(7))
 	var committed []string
 	runs := crashRuns()
 	for i := 0; i < runs; i++ {
-		out := mustOK(t, anmRemote(t, victim, "victim", hub, "", "write", "--type", "semantic", "--title", fmt.Sprintf("victim %d", i), "--body", fmt.Sprintf("victim note %d", i)))
+		out := mustOK(t, anmRemoteProcess(t, victim, "victim", hub, "", "write", "--type", "semantic", "--title", fmt.Sprintf("victim %d", i), "--body", fmt.Sprintf("victim note %d", i)))
 		committed = append(committed, strings.TrimSpace(out.stdout))
 		cmd := exec.Command(binary, "sync")
 		cmd.Env = append(os.Environ(), "ANAMNESIS_HOME="+victim, "ANAMNESIS_MACHINE_ID=victim", "ANAMNESIS_GIT_REMOTE="+hub)
@@ -64,14 +64,14 @@ func TestKilledSyncsLoseNothing(t *testing.T) {
 	wg.Wait()
 	// Recovery: the next sync works (twice, to take the other side's last push too).
 	for j := 0; j < 2; j++ {
-		if res := anmRemote(t, victim, "victim", hub, "", "sync"); res.code != 0 {
+		if res := anmRemoteProcess(t, victim, "victim", hub, "", "sync"); res.code != 0 {
 			t.Fatalf("sync after %d kills failed: %s", runs, res.stderr)
 		}
 	}
 	testutil.Git(t, filepath.Join(victim, "memory"), "fsck", "--strict")
 	testutil.Git(t, hub, "fsck", "--strict")
-	mustOK(t, anm(t, victim, "", "reindex"))
-	again := mustOK(t, anmRemote(t, victim, "victim", hub, "", "reindex", "--json"))
+	mustOK(t, anmProcess(t, victim, "", "reindex"))
+	again := mustOK(t, anmRemoteProcess(t, victim, "victim", hub, "", "reindex", "--json"))
 	if !strings.Contains(again.stdout, `"added": 0`) || !strings.Contains(again.stdout, `"updated": 0`) || !strings.Contains(again.stdout, `"deleted": 0`) {
 		t.Errorf("index and files disagree after a reconcile: %s", again.stdout)
 	}
@@ -83,7 +83,7 @@ func TestKilledSyncsLoseNothing(t *testing.T) {
 		if !strings.Contains(hubFiles, id) {
 			t.Errorf("note %s never reached the hub", id)
 		}
-		if r := anmRemote(t, victim, "victim", hub, "", "show", id); r.code != 0 {
+		if r := anmRemoteProcess(t, victim, "victim", hub, "", "show", id); r.code != 0 {
 			t.Errorf("note %s not indexed: %s", id, r.stderr)
 		}
 	}
@@ -96,7 +96,7 @@ func TestKilledSyncsLoseNothing(t *testing.T) {
 // agree: nothing indexed that is not on disk, nothing on disk unindexed.
 func TestKilledWritesAndCapturesLeaveNoHalfNotes(t *testing.T) {
 	home := t.TempDir()
-	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "seed", "--body", "x"))
+	mustOK(t, anmProcess(t, home, "", "write", "--type", "semantic", "--title", "seed", "--body", "x"))
 	tr := filepath.Join(t.TempDir(), "t.jsonl")
 	var b strings.Builder
 	for i := 0; i < 3000; i++ {
@@ -132,26 +132,26 @@ func TestKilledWritesAndCapturesLeaveNoHalfNotes(t *testing.T) {
 			return err
 		}
 		notes++
-		if r := anm(t, home, "", "show", strings.TrimSuffix(d.Name(), ".md")); r.code != 0 && !strings.Contains(r.stderr, "no note") {
+		if r := anmProcess(t, home, "", "show", strings.TrimSuffix(d.Name(), ".md")); r.code != 0 && !strings.Contains(r.stderr, "no note") {
 			t.Errorf("%s: %s", p, r.stderr)
 		}
 		return nil
 	})
-	first := mustOK(t, anm(t, home, "", "reindex", "--json"))
+	first := mustOK(t, anmProcess(t, home, "", "reindex", "--json"))
 	if strings.Contains(first.stdout, `"skipped": [
     {`) {
 		t.Errorf("a partial note file exists: %s", first.stdout)
 	}
-	second := mustOK(t, anm(t, home, "", "reindex", "--json"))
+	second := mustOK(t, anmProcess(t, home, "", "reindex", "--json"))
 	if !strings.Contains(second.stdout, `"added": 0`) || !strings.Contains(second.stdout, `"deleted": 0`) || !strings.Contains(second.stdout, `"updated": 0`) {
 		t.Errorf("index and files still disagree after a reconcile: %s", second.stdout)
 	}
 	var st struct{ Notes struct{ Total int } }
-	json.Unmarshal([]byte(mustOK(t, anm(t, home, "", "status", "--json")).stdout), &st)
+	json.Unmarshal([]byte(mustOK(t, anmProcess(t, home, "", "status", "--json")).stdout), &st)
 	if st.Notes.Total != notes {
 		t.Errorf("index has %d notes, the tree %d", st.Notes.Total, notes)
 	}
-	if r := anm(t, home, "", "doctor"); !strings.Contains(r.stdout, "ok:     search postings: agree with FTS5") {
+	if r := anmProcess(t, home, "", "doctor"); !strings.Contains(r.stdout, "ok:     search postings: agree with FTS5") {
 		t.Errorf("search postings after killed writes:\n%s", r.stdout)
 	}
 	t.Logf("%d processes killed; %d whole notes on disk, all indexed", runs, notes)

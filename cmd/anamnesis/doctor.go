@@ -18,7 +18,7 @@ func doctorCommand() *cli.Command {
 			"--fix repairs what is safe to repair without asking: it removes links inside the store (never what they\n" +
 			"point to) and recreates the directories, removes stale git lock files and rebuilds the index from the\n" +
 			"note files when it is damaged or its search postings disagree with FTS5.",
-		Flags: []cli.Flag{jsonFlag, &cli.BoolFlag{Name: "fix", Usage: "remove links inside the store and git lock files left by a killed git process, rebuild a damaged index or one whose postings disagree with FTS5, then check"}},
+		Flags: []cli.Flag{jsonFlag(), &cli.BoolFlag{Name: "fix", Usage: "remove links inside the store and git lock files left by a killed git process, rebuild a damaged index or one whose postings disagree with FTS5, then check"}},
 		Action: func(c *cli.Context) error {
 			// Links go first, before the store is opened: a linked
 			// index.db makes opening refuse.
@@ -52,7 +52,7 @@ func doctorCommand() *cli.Command {
 						}
 					}
 				}
-				inst, err := installFor()
+				inst, err := installFor(envOf(c))
 				if err != nil {
 					inst.Problem = err.Error()
 				}

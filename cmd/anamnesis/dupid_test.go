@@ -16,6 +16,7 @@ import (
 // give the note's own text after the sync and after `reindex --full`, and
 // `reindex`, `reindex --json` and `doctor` name both files.
 func TestHubFileWithATakenIDIsReported(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "real",

@@ -18,7 +18,7 @@ func embedCommand() *cli.Command {
 			"or {\"kind\": \"openai\", \"url\": \"http://127.0.0.1:8080\", \"model\": \"...\", \"api_key_env\": \"OPENAI_API_KEY\"}\n" +
 			"for any OpenAI-compatible server. Vectors live in index.db by content hash and model: only new\n" +
 			"and edited notes are embedded. write, sync and reindex start it in the background on their own.",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("embed takes no arguments")
@@ -45,7 +45,7 @@ func spawnEmbed(c *cli.Context, s *anamnesis.Store) {
 	if !s.HasEmbedder() {
 		return
 	}
-	if err := spawnSelf(s.Home(), "embed"); err != nil {
+	if err := spawnSelf(envOf(c), s.Home(), "embed"); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background embedding not started: %v\n", err)
 	}
 }

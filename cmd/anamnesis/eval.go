@@ -29,8 +29,8 @@ func evalCommand() *cli.Command {
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "with --self: which notes and sentences are drawn"},
 			&cli.StringFlag{Name: "k", Value: "1,3,5,10", Usage: "cut-offs, comma-separated"},
 			&cli.StringFlag{Name: "mode", Usage: "`MODE`: hybrid, vec or fts (default: hybrid with an embedder, else fts); the semantic modes fail if the embedder does not answer"},
-			decayFlag,
-			jsonFlag,
+			decayFlag(),
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if (c.String("dataset") == "") == !c.Bool("self") {

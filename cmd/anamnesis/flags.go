@@ -123,7 +123,7 @@ func filterFlags(withK bool) []cli.Flag {
 		&cli.StringFlag{Name: "project", Usage: "only notes of this project"},
 		&cli.StringFlag{Name: "type", Usage: "only notes of this type (procedural, semantic, episodic)"},
 		&cli.StringFlag{Name: "scope", Usage: "only portable or machine-local notes (default: both)"},
-		jsonFlag,
+		jsonFlag(),
 	}
 	if withK {
 		fs = append(fs, &cli.IntFlag{Name: "k", Aliases: []string{"n"}, Value: anamnesis.DefaultK, Usage: "how many notes to return"})
@@ -137,7 +137,12 @@ func filterFrom(c *cli.Context, limit int) anamnesis.Filter {
 	return anamnesis.Filter{Project: c.String("project"), Type: c.String("type"), Scope: c.String("scope"), Limit: limit}
 }
 
-var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+// jsonFlag, decayFlag and socketFlag return a new flag each time:
+// urfave/cli writes to a flag when it parses with it, so a flag shared by
+// apps running at once (in-process tests) would be a data race.
+func jsonFlag() *cli.BoolFlag {
+	return &cli.BoolFlag{Name: "json", Usage: "print machine-readable JSON"}
+}
 
 const (
 	tailscaleSocketFlag = "tailscale-socket"
@@ -177,5 +182,7 @@ func dashes(name string) string {
 	return "-"
 }
 
-// decayFlag sets recency decay for one run of search or eval.
-var decayFlag = &cli.Float64Flag{Name: "decay-days", Usage: "re-rank the best matches by score x exp(-age/`DAYS`); 0 turns decay off (default: recall_decay_days in config.json, else off)"}
+// decayFlag() sets recency decay for one run of search or eval.
+func decayFlag() *cli.Float64Flag {
+	return &cli.Float64Flag{Name: "decay-days", Usage: "re-rank the best matches by score x exp(-age/`DAYS`); 0 turns decay off (default: recall_decay_days in config.json, else off)"}
+}

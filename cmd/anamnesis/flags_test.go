@@ -7,7 +7,7 @@ import (
 )
 
 func TestFlagsFirst(t *testing.T) {
-	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	app := newApp(osEnv(), strings.NewReader(""), io.Discard, io.Discard)
 	cases := []struct{ in, want string }{
 		{"anamnesis search sqlite locks -k 3 --json", "anamnesis search -k 3 --json sqlite locks"},
 		{"anamnesis --home /h search sqlite --json", "anamnesis --home /h search --json sqlite"},

@@ -31,6 +31,7 @@ a heron stands in the reeds
 // as the README says, and writing a note that supersedes it leaves its
 // file untouched.
 func TestShowPrintsTheFileAsOnDisk(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "first", "--body", "makes the store"))
 	p := filepath.Join(home, "memory", "semantic", "01HANDKEPT0000000000000000.md")

@@ -16,7 +16,7 @@ func hooksCommand() *cli.Command {
 		return &cli.Command{
 			Name:  name,
 			Usage: name + " the git hooks in memory/",
-			Flags: []cli.Flag{jsonFlag},
+			Flags: []cli.Flag{jsonFlag()},
 			Action: func(c *cli.Context) error {
 				home, err := anamnesis.ResolveHome(c.String("home"))
 				if err != nil {
@@ -35,7 +35,7 @@ func hooksCommand() *cli.Command {
 						return err
 					}
 				}
-				bin, err := os.Executable()
+				bin, err := envOf(c).executable()
 				if err != nil {
 					return fmt.Errorf("find the anamnesis binary: %w", err)
 				}

@@ -77,7 +77,7 @@ func failOpen(c *cli.Context, name string) {
 
 func runClaudeHook(c *cli.Context, name string) {
 	defer failOpen(c, name)
-	if os.Getenv(consolidate.HooksOffEnv) == "1" {
+	if envOf(c).getenv(consolidate.HooksOffEnv) == "1" {
 		// A Claude Code run that consolidate started as a plain model: it
 		// must neither see memory nor be captured as a session.
 		readAllLimited(c.App.Reader, "standard input")
@@ -89,7 +89,7 @@ func runClaudeHook(c *cli.Context, name string) {
 		fail(err)
 		return
 	}
-	if slices.Contains(c.Args().Tail(), claudecode.UnlessPlugin) && pluginRunsHooks(in) {
+	if slices.Contains(c.Args().Tail(), claudecode.UnlessPlugin) && pluginRunsHooks(envOf(c), in) {
 		return // the plugin's own hook does this one's work
 	}
 	if name == "pre-tool-use" {
@@ -130,7 +130,7 @@ func runClaudeHook(c *cli.Context, name string) {
 		// Damage met by a hook: the Store marked the index for a rebuild,
 		// which takes too long for the hook's budget, so it runs in the
 		// background (`reindex` rebuilds when it opens the store).
-		err = startBackgroundReindex(s.Home(), err)
+		err = startBackgroundReindex(envOf(c), s.Home(), err)
 	}
 	if err != nil {
 		fail(err)
@@ -140,7 +140,7 @@ func runClaudeHook(c *cli.Context, name string) {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %s\n", name, res.Report)
 	}
 	switch {
-	case name == "session-end" && res.WantsSync && autoConsolidate(s):
+	case name == "session-end" && res.WantsSync && autoConsolidate(envOf(c), s):
 		// Its run syncs first (with a remote), which sends this note too.
 		spawnConsolidate(c, s, in, userHome)
 	case res.WantsSync && s.Remote() != "" && !synced:
@@ -177,8 +177,8 @@ func readHookInput(ctx context.Context, r io.Reader) (claudecode.Input, error) {
 // else the session's working directory), so that a hook init wrote steps
 // aside for the plugin's. Unreadable settings count as no plugin: the
 // hook runs, as it did before the plugin existed.
-func pluginRunsHooks(in claudecode.Input) bool {
-	project := os.Getenv("CLAUDE_PROJECT_DIR")
+func pluginRunsHooks(env procEnv, in claudecode.Input) bool {
+	project := env.getenv("CLAUDE_PROJECT_DIR")
 	if project == "" {
 		project = in.Cwd
 	}
@@ -208,9 +208,9 @@ func isGitHook(name string) bool {
 // autoConsolidate says whether automatic consolidation runs are on
 // (ANAMNESIS_REFLECT_AUTO, or reflection.auto in config.json; off by
 // default).
-func autoConsolidate(s *anamnesis.Store) bool {
+func autoConsolidate(env procEnv, s *anamnesis.Store) bool {
 	cfg, err := anamnesis.LoadConfig(s.Home())
-	return err == nil && consolidate.ResolveSettings(os.Getenv, cfg.Reflection()).Auto
+	return err == nil && consolidate.ResolveSettings(env.getenv, cfg.Reflection()).Auto
 }
 
 // spawnConsolidate starts `consolidate --apply` for the session's project,
@@ -219,7 +219,7 @@ func autoConsolidate(s *anamnesis.Store) bool {
 // and keeps to the daily limits.
 func spawnConsolidate(c *cli.Context, s *anamnesis.Store, in claudecode.Input, userHome string) {
 	project := claudecode.ProjectKey(in.Cwd, userHome)
-	if err := spawnSelf(s.Home(), "consolidate", "--apply", "--project", project); err != nil {
+	if err := spawnSelf(envOf(c), s.Home(), "consolidate", "--apply", "--project", project); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background consolidation not started: %v\n", err)
 	}
 }

@@ -41,6 +41,7 @@ func userHub(t *testing.T, branch string) string {
 // as bad notes, on the first sync or any later one; doctor mentions them
 // once, as information.
 func TestHubCreatedWithAReadme(t *testing.T) {
+	parallel(t)
 	hub := userHub(t, "main")
 	home := t.TempDir()
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "hub with a readme", "--body", "wombat"))
@@ -76,6 +77,7 @@ func TestHubCreatedWithAReadme(t *testing.T) {
 // beside it; sync says once which branch it follows, and a second
 // machine and a plain git clone see the notes.
 func TestHubWhoseDefaultIsMaster(t *testing.T) {
+	parallel(t)
 	hub := userHub(t, "master")
 	a, b := t.TempDir(), t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "on master", "--body", "numbat")).stdout)

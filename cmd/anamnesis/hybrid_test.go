@@ -19,6 +19,7 @@ import (
 // each hit, a paraphrase with no shared word is found; a second machine
 // embeds what a sync brings; a dead embedder leaves BM25 and one line.
 func TestHybridSearchThroughTheCLI(t *testing.T) {
+	parallel(t)
 	srv := fakeembed.Start(t, fakeembed.Options{Model: "nomic-embed-text"})
 	hub := testutil.BareHub(t)
 	config := func(home, url string) {
@@ -91,6 +92,7 @@ func TestHybridSearchThroughTheCLI(t *testing.T) {
 // recalls by words alone and writes nothing on stderr (Claude Code shows
 // a hook's stderr to the user).
 func TestPromptHookHybrid(t *testing.T) {
+	parallel(t)
 	srv := fakeembed.Start(t, fakeembed.Options{Model: "nomic-embed-text"})
 	home := t.TempDir()
 	config := func(embedder string) {
@@ -133,6 +135,7 @@ func TestPromptHookHybrid(t *testing.T) {
 // a semantic mode whose embedder does not answer fails the run instead of
 // reporting BM25 figures under its name.
 func TestEvalModes(t *testing.T) {
+	parallel(t)
 	srv := fakeembed.Start(t, fakeembed.Options{Model: "nomic-embed-text"})
 	home := t.TempDir()
 	config := func(url string) {

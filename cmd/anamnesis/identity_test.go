@@ -30,6 +30,7 @@ func noteFiles(t *testing.T, home string) int {
 // A machine id git would reject in an author line is refused wherever it
 // comes from, with one line naming the source, and nothing is written.
 func TestBadMachineIDIsRefusedNamingItsSource(t *testing.T) {
+	parallel(t)
 	env := func(home, machine string) []string {
 		var out []string
 		for _, e := range os.Environ() {
@@ -80,6 +81,7 @@ func TestBadMachineIDIsRefusedNamingItsSource(t *testing.T) {
 // An unusual but valid machine id (spaces, quotes, non-ASCII) makes
 // commits that a hub checking objects accepts.
 func TestUnusualMachineIDPushesToACheckingHub(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	testutil.Git(t, hub, "config", "receive.fsckObjects", "true")
 	home := t.TempDir()

@@ -102,7 +102,7 @@ func resolveSetup(c *cli.Context) (setup, error) {
 	if c.Bool("local-only") {
 		s.remote = ""
 	}
-	inst, err := installFor()
+	inst, err := installFor(envOf(c))
 	if err != nil {
 		return s, err
 	}
@@ -113,9 +113,9 @@ func resolveSetup(c *cli.Context) (setup, error) {
 
 // installFor is where this binary's hooks belong: its own resolved path
 // and Claude Code's directory ($CLAUDE_CONFIG_DIR, else ~/.claude).
-func installFor() (anamnesis.Install, error) {
+func installFor(env procEnv) (anamnesis.Install, error) {
 	var inst anamnesis.Install
-	bin, err := os.Executable()
+	bin, err := env.executable()
 	if err != nil {
 		return inst, fmt.Errorf("find the anamnesis binary: %w", err)
 	}
@@ -190,7 +190,7 @@ func runInit(c *cli.Context) error {
 			what = "its earlier hooks and permission rules come out of " + plan.Path
 		}
 		fmt.Fprintf(w, "  claude     : the Claude Code plugin %s runs the hooks and the MCP server, so init adds neither; %s\n", plugin, what)
-		for _, warn := range pluginWarnings(st) {
+		for _, warn := range pluginWarnings(envOf(c), st) {
 			fmt.Fprintf(w, "  warning    : %s\n", warn)
 		}
 	case !c.Bool("no-claude"):
@@ -316,7 +316,7 @@ func runInit(c *cli.Context) error {
 // pluginWarnings says what would keep the plugin's hooks and server
 // from reaching this binary and home: they run `anamnesis` from PATH,
 // with no --home.
-func pluginWarnings(st setup) []string {
+func pluginWarnings(env procEnv, st setup) []string {
 	var out []string
 	onPath, err := exec.LookPath("anamnesis")
 	if p, e := filepath.EvalSymlinks(onPath); e == nil {
@@ -328,7 +328,7 @@ func pluginWarnings(st setup) []string {
 	case onPath != st.binary:
 		out = append(out, fmt.Sprintf("the plugin runs `anamnesis` from PATH, which is %s, not %s", onPath, st.binary))
 	}
-	if h, err := anamnesis.ResolveHome(os.Getenv("ANAMNESIS_HOME")); err == nil && h != st.home {
+	if h, err := anamnesis.ResolveHome(env.getenv("ANAMNESIS_HOME")); err == nil && h != st.home {
 		out = append(out, fmt.Sprintf("the plugin's hooks use %s ($ANAMNESIS_HOME, else ~/.anamnesis), not %s: set ANAMNESIS_HOME=%s in the \"env\" of Claude Code's settings.json", h, st.home, st.home))
 	}
 	return out

@@ -122,6 +122,7 @@ func copyHome(t *testing.T, from string) string {
 // line), a write keeps its note and indexes it, doctor reports the
 // damage and --fix repairs it.
 func TestDamagedIndexNeverLocksTheUserOut(t *testing.T) {
+	parallel(t)
 	tmpl := t.TempDir()
 	var ids []string
 	for i := 0; i < 12; i++ {
@@ -255,7 +256,7 @@ func TestParallelWritesAndFullReindexesLoseNothing(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			writes[i] = anm(t, home, "", "write", "--type", "semantic", "--title", fmt.Sprintf("parallel %d", i), "--body", "parallel kestrel")
+			writes[i] = anmProcess(t, home, "", "write", "--type", "semantic", "--title", fmt.Sprintf("parallel %d", i), "--body", "parallel kestrel")
 		}(i)
 	}
 	for i := range reindexes {
@@ -263,7 +264,7 @@ func TestParallelWritesAndFullReindexesLoseNothing(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			time.Sleep(time.Duration(i) * 300 * time.Millisecond)
-			reindexes[i] = anm(t, home, "", "reindex", "--full")
+			reindexes[i] = anmProcess(t, home, "", "reindex", "--full")
 		}(i)
 	}
 	wg.Wait()
@@ -325,7 +326,7 @@ func TestSchemaChangeIsRebuiltOnce(t *testing.T) {
 		wg.Add(1)
 		go func(i int, args []string) {
 			defer wg.Done()
-			res[i] = anm(t, home, "", args...)
+			res[i] = anmProcess(t, home, "", args...)
 		}(i, args)
 	}
 	wg.Wait()
@@ -388,6 +389,7 @@ func TestWriteWaitsForWritesNotForSyncs(t *testing.T) {
 // (status, list, search, show, doctor); writes fail in one line naming
 // the home. With its index missing, a temporary one serves the reads.
 func TestReadOnlyHome(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	r := mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "Heron facts", "--body", "the heron waits"))
 	id := strings.TrimSpace(r.stdout)

@@ -44,6 +44,7 @@ func assertEmpty(t *testing.T, what, dir string) {
 // the link and exits 1; `doctor --fix` removes it (never its target) and
 // recreates the directory, after which both land inside memory/.
 func TestWriteThroughALinkedTypeDirectoryIsRefused(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	initHome(t, home)
 	mustOK(t, anm(t, home, "", "write", "--type", "episodic", "--title", "first", "--body", "b"))
@@ -92,6 +93,7 @@ func TestWriteThroughALinkedTypeDirectoryIsRefused(t *testing.T) {
 // shown there, fails open with one line and writes nothing there; doctor
 // --fix makes state/ a real directory again.
 func TestLinkedStateDirectoryIsRefused(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	initHome(t, home)
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "User prefers tabs", "--body", "gofmt style"))

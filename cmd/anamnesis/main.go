@@ -41,17 +41,19 @@ func main() {
 	if logPath := os.Getenv(logEnv); logPath != "" {
 		code = runLogged(ctx, logPath)
 	} else {
-		code = run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+		code = run(ctx, os.Args, osEnv(), os.Stdin, os.Stdout, os.Stderr)
 	}
 	stop()
 	os.Exit(code)
 }
 
-// run executes the CLI and returns the process exit code: 0 success,
-// 1 failure, 2 bad usage (including values no note can have).
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// run executes the CLI with env as its environment and returns the
+// process exit code: 0 success, 1 failure, 2 bad usage (including values
+// no note can have). Nothing in it reads the process's environment, so
+// tests run it in-process, several at once.
+func run(ctx context.Context, args []string, env procEnv, stdin io.Reader, stdout, stderr io.Writer) int {
 	stdout, stderr = &visibleWriter{w: stdout}, &visibleWriter{w: stderr, keepCR: true}
-	app := newApp(stdin, stdout, stderr)
+	app := newApp(env, stdin, stdout, stderr)
 	if len(args) > 1 && args[1] == completeCmd {
 		printCompletions(app, args[2:], stdout)
 		return 0
@@ -85,7 +87,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+func newApp(env procEnv, stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:    "anamnesis",
 		Usage:   "cross-machine memory for Claude Code",
@@ -95,10 +97,15 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Reader:    stdin,
 		Writer:    stdout,
 		ErrWriter: stderr,
+		Metadata:  map[string]any{envKey: env},
+		// The environment variables of these flags are read from env
+		// (flagsFromEnv), not by urfave/cli's EnvVars, which read the
+		// process's; the usage names them as EnvVars would.
+		Before: flagsFromEnv,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "home", Usage: "store directory (default ~/.anamnesis)", EnvVars: []string{"ANAMNESIS_HOME"}},
-			&cli.StringFlag{Name: "machine-id", Usage: "name of this machine on notes it writes (default: config.json machine_id, else hostname)", EnvVars: []string{"ANAMNESIS_MACHINE_ID"}},
-			&cli.StringFlag{Name: tailscaleSocketFlag, Usage: "tailscaled's socket, for status, doctor, init, sync, serve and peers (default: config.json tailscale_socket, else the system's)", EnvVars: []string{tailscaleSocketEnv}},
+			&cli.StringFlag{Name: "home", Usage: "store directory (default ~/.anamnesis) [$ANAMNESIS_HOME]"},
+			&cli.StringFlag{Name: "machine-id", Usage: "name of this machine on notes it writes (default: config.json machine_id, else hostname) [$ANAMNESIS_MACHINE_ID]"},
+			&cli.StringFlag{Name: tailscaleSocketFlag, Usage: "tailscaled's socket, for status, doctor, init, sync, serve and peers (default: config.json tailscale_socket, else the system's) [$" + tailscaleSocketEnv + "]"},
 			// urfave/cli adds --help itself only when no command is
 			// named help, and ours is.
 			cli.HelpFlag,

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -68,11 +67,7 @@ func mcpCommand() *cli.Command {
 				// within seconds, not at the end of the session: a sync is
 				// started in the background once writes pause.
 				soon := newDebouncer(mcpSyncDelay, func() {
-					bin, err := os.Executable()
-					if err == nil {
-						err = spawn(bin, s.Home(), "sync")
-					}
-					if err != nil {
+					if err := spawnSelf(envOf(c), s.Home(), "sync"); err != nil {
 						log.Warn("background sync not started", "err", err)
 					}
 				})

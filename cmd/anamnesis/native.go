@@ -21,7 +21,7 @@ func nativeCommand() *cli.Command {
 				"the hooks key it, from the transcripts' working directory), tagged native and native:<type>.\n" +
 				"Only files whose size or mtime changed are read; an edited file updates its note and a deleted\n" +
 				"one removes it. \"native_import\": false in config.json turns it off.",
-			Flags: []cli.Flag{jsonFlag},
+			Flags: []cli.Flag{jsonFlag()},
 			Action: func(c *cli.Context) error {
 				if c.Args().Present() {
 					return usagef("native import takes no arguments")
@@ -50,7 +50,7 @@ func nativeCommand() *cli.Command {
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "project", Usage: "a directory of the project (default: the current directory)"},
 				&cli.BoolFlag{Name: "print", Usage: "show what would be written, write nothing"},
-				jsonFlag,
+				jsonFlag(),
 			},
 			Action: func(c *cli.Context) error {
 				if c.Args().Present() {

@@ -12,6 +12,7 @@ import (
 // lists them, `status` counts them, and a sync with nothing new to import
 // says nothing about it.
 func TestNativeImportCommand(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	cfg := t.TempDir()
 	mem := filepath.Join(cfg, "projects", "-w-app", "memory")

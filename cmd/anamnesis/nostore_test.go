@@ -11,6 +11,7 @@ import (
 // init (and a first write or sync into an existing, empty directory)
 // says there is no store, and nothing is created.
 func TestNoStoreByAccident(t *testing.T) {
+	parallel(t)
 	typo := filepath.Join(t.TempDir(), "typo")
 	notAStore := t.TempDir()
 	os.WriteFile(filepath.Join(notAStore, "README"), []byte("my project\n"), 0o644)

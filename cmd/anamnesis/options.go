@@ -54,7 +54,7 @@ func storeOptions(c *cli.Context, mode openMode) (home string, o anamnesis.Optio
 	}
 	o.Tailnet = tailscaled{}
 	o.NewEmbedder = newEmbedder
-	o.Remote = os.Getenv(remoteEnv)
+	o.Remote = envOf(c).getenv(remoteEnv)
 	o.TailscaleSocket = tailscaleSocketOption(c)
 	switch mode {
 	case forHook:
@@ -92,7 +92,7 @@ func openStore(c *cli.Context, mode openMode) (*anamnesis.Store, error) {
 	}
 	s, err := anamnesis.Open(c.Context, home, o)
 	if mode == forHook && errors.Is(err, anamnesis.ErrNeedsRebuild) {
-		return nil, startBackgroundReindex(home, err)
+		return nil, startBackgroundReindex(envOf(c), home, err)
 	}
 	return s, err
 }
@@ -100,13 +100,13 @@ func openStore(c *cli.Context, mode openMode) (*anamnesis.Store, error) {
 // decayOption is --decay-days: 0 when not given (config.json decides),
 // -1 for an explicit 0 (off, whatever config.json says).
 func decayOption(c *cli.Context) (float64, error) {
-	if !c.IsSet(decayFlag.Name) {
+	if !c.IsSet(decayFlag().Name) {
 		return 0, nil
 	}
 	// NaN would make every score NaN; +Inf is decay that never decays.
-	days := c.Float64(decayFlag.Name)
+	days := c.Float64(decayFlag().Name)
 	if !(days >= 0) || math.IsInf(days, 1) {
-		return 0, usagef("--%s must be a number of days >= 0, got %v", decayFlag.Name, days)
+		return 0, usagef("--%s must be a number of days >= 0, got %v", decayFlag().Name, days)
 	}
 	if days == 0 {
 		return -1, nil
@@ -127,7 +127,7 @@ func tailscaleSocketOption(c *cli.Context) string {
 			}
 		}
 	}
-	return strings.TrimSpace(os.Getenv(tailscaleSocketEnv))
+	return strings.TrimSpace(envOf(c).getenv(tailscaleSocketEnv))
 }
 
 // isEmptyDir reports whether dir is an existing directory with nothing in it.
@@ -152,7 +152,7 @@ func machineIDOption(c *cli.Context) (string, error) {
 	}
 	if err := anamnesis.ValidateMachineID(v); err != nil {
 		src := "--machine-id"
-		if os.Getenv("ANAMNESIS_MACHINE_ID") == raw {
+		if envOf(c).getenv("ANAMNESIS_MACHINE_ID") == raw {
 			src = "ANAMNESIS_MACHINE_ID"
 		}
 		return "", usagef("machine id %q from %s %v", v, src, err)
@@ -185,7 +185,7 @@ const sessionStartSyncEnv = "ANAMNESIS_SESSION_START_SYNC_MS"
 // that is not a number of milliseconds from 0 to the maximum is named on
 // stderr and the default taken: a hook never fails over it.
 func sessionStartSync(c *cli.Context, cfg anamnesis.Config) time.Duration {
-	if v := strings.TrimSpace(os.Getenv(sessionStartSyncEnv)); v != "" {
+	if v := strings.TrimSpace(envOf(c).getenv(sessionStartSyncEnv)); v != "" {
 		ms, err := strconv.Atoi(v)
 		if err == nil && ms >= 0 && ms <= anamnesis.MaxSessionStartSyncMS {
 			return time.Duration(ms) * time.Millisecond
@@ -208,7 +208,7 @@ const promptSyncEnv = "ANAMNESIS_PROMPT_SYNC_SECONDS"
 // prompt_sync_seconds, else anamnesis.DefaultPromptSync; 0 turns them
 // off. A bad value is named on stderr and the default taken.
 func promptSyncInterval(c *cli.Context, cfg anamnesis.Config) time.Duration {
-	if v := strings.TrimSpace(os.Getenv(promptSyncEnv)); v != "" {
+	if v := strings.TrimSpace(envOf(c).getenv(promptSyncEnv)); v != "" {
 		sec, err := strconv.ParseFloat(v, 64)
 		if err == nil && sec >= 0 && sec <= 3600 {
 			return time.Duration(sec * float64(time.Second))

@@ -10,9 +10,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// socketFlag is the global --tailscale-socket, also accepted after serve
+// socketFlag() is the global --tailscale-socket, also accepted after serve
 // and peers (where it was first).
-var socketFlag = &cli.StringFlag{Name: tailscaleSocketFlag, Usage: "tailscaled's socket (default: ANAMNESIS_TAILSCALE_SOCKET, config.json tailscale_socket, else the system's)"}
+func socketFlag() *cli.StringFlag {
+	return &cli.StringFlag{Name: tailscaleSocketFlag, Usage: "tailscaled's socket (default: ANAMNESIS_TAILSCALE_SOCKET, config.json tailscale_socket, else the system's)"}
+}
 
 func peersCommand() *cli.Command {
 	return &cli.Command{
@@ -20,7 +22,7 @@ func peersCommand() *cli.Command {
 		Usage: "list the tailnet's machines and which of them serve anamnesis",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: tailnet.DefaultPort, Usage: "port anamnesis serve listens on"},
-			socketFlag, jsonFlag,
+			socketFlag(), jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := portFlag(c); err != nil {

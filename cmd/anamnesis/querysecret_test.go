@@ -15,6 +15,7 @@ import (
 // doctor, text and --json, and memory/ (its .git/config included) never
 // holds the token.
 func TestQueryTokenInRemoteNeverShown(t *testing.T) {
+	parallel(t)
 	const basic, query = "tok-basic-2c9e", "qtok-private-7f31d0"
 	_, url := startHTTPHub(t, "memory", basic)
 	remote := httphub.WithCredentials(url, "memory", basic) + "?private_token=" + query + "#frag-" + query

@@ -44,7 +44,7 @@ func TestStatusWhileALargePullRuns(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !done.Load() {
-				if r := anmRemote(t, b, "laptop", hub, "", "status", "--json"); r.code != 0 {
+				if r := anmRemoteProcess(t, b, "laptop", hub, "", "status", "--json"); r.code != 0 {
 					t.Errorf("status during the pull: exit %d: %s", r.code, r.stderr)
 				}
 				statuses.Add(1)
@@ -52,7 +52,7 @@ func TestStatusWhileALargePullRuns(t *testing.T) {
 		}()
 	}
 	time.Sleep(100 * time.Millisecond) // the readers are running
-	pull := anmRemote(t, b, "laptop", hub, "", "sync", "--json")
+	pull := anmRemoteProcess(t, b, "laptop", hub, "", "sync", "--json")
 	done.Store(true)
 	wg.Wait()
 	t.Logf("%d status runs alongside the pull", statuses.Load())

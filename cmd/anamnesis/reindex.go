@@ -17,7 +17,7 @@ func reindexCommand() *cli.Command {
 			"--full drops the index and rebuilds it from every file.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "full", Usage: "rebuild the whole index from the files"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {

@@ -24,7 +24,7 @@ func resolveCommand() *cli.Command {
 			&cli.StringFlag{Name: "keep", Usage: "the `ID` of the version to keep"},
 			&cli.StringFlag{Name: "body", Usage: "the merged text"},
 			&cli.StringFlag{Name: "body-file", Usage: "read the merged text from this file (- for stdin)"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {

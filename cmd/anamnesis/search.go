@@ -24,7 +24,7 @@ func searchCommand() *cli.Command {
 			"a semantic leg by reciprocal rank; --mode vec is the semantic leg alone, --mode fts BM25 alone.\n" +
 			"An embedder that does not answer leaves BM25, with one line on stderr.\n" +
 			"Flags may follow the query; put -- before a query that itself contains one of these flags.",
-		Flags: append(filterFlags(true), decayFlag,
+		Flags: append(filterFlags(true), decayFlag(),
 			&cli.StringFlag{Name: "mode", Usage: "`MODE`: hybrid, vec or fts (default: hybrid with an embedder, else fts)"}),
 		Action: func(c *cli.Context) error {
 			if !c.Args().Present() {
@@ -83,7 +83,7 @@ func vectorsFollow(c *cli.Context, s *anamnesis.Store) {
 		fmt.Fprintln(c.App.ErrWriter, "they are being computed in the background")
 		return
 	}
-	if err := spawnSelf(s.Home(), "embed"); err != nil {
+	if err := spawnSelf(envOf(c), s.Home(), "embed"); err != nil {
 		fmt.Fprintf(c.App.ErrWriter, "computing them in the background failed to start: %v (run `anamnesis embed`)\n", err)
 		return
 	}

@@ -83,6 +83,7 @@ func noSecretInFiles(t *testing.T, secret, dir string) {
 // and the log are 0600; a .git/config an older version wrote with the
 // token in it is cleaned by the next sync.
 func TestTokenInRemoteNeverShown(t *testing.T) {
+	parallel(t)
 	const token = "tok-4e1f0aa9c3"
 	_, url := startHTTPHub(t, "memory", token)
 	remote := httphub.WithCredentials(url, "memory", token)
@@ -163,6 +164,7 @@ func TestTokenInRemoteNeverShown(t *testing.T) {
 // with those git's credential helper keeps (here git's "store" helper,
 // configured with `git config --global credential.helper store`).
 func TestNetrcAndCredentialHelperFromTheCLI(t *testing.T) {
+	parallel(t)
 	const token = "tok-netrc-51b2"
 	hub, url := startHTTPHub(t, "memory", token)
 	host := strings.TrimPrefix(hub.URL, "http://")

@@ -30,7 +30,7 @@ func serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "port", Value: tailnet.DefaultPort, Usage: "port on each Tailscale address"},
 			&cli.StringFlag{Name: "listen", Usage: "listen on this address instead (testing); callers are still authorized"},
 			&cli.BoolFlag{Name: "allow-loopback", Usage: "with --listen: authorize loopback callers instead of asking tailscaled (testing)"},
-			socketFlag,
+			socketFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if err := portFlag(c); err != nil {

@@ -13,7 +13,7 @@ func showCommand() *cli.Command {
 		Name:      "show",
 		Usage:     "print one note",
 		ArgsUsage: "ID",
-		Flags:     []cli.Flag{jsonFlag},
+		Flags:     []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("show takes exactly one note id")

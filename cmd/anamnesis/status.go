@@ -15,7 +15,7 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "show note counts, index state and sync state",
-		Flags: []cli.Flag{jsonFlag},
+		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
 				st, err := s.Status(ctx)

@@ -10,6 +10,7 @@ import (
 // refused with exit 2 and nothing is written; an id that exists is
 // accepted.
 func TestSupersedesMustNameANote(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	old := strings.TrimSpace(mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "old", "--body", "b")).stdout)
 	r := anm(t, home, "", "write", "--type", "semantic", "--title", "new", "--body", "b", "--supersedes", old+",01N0SUCHN0TE00000000000000")

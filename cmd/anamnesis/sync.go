@@ -26,7 +26,7 @@ func syncCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "give up on a fetch or push when no data moved for this long (a long transfer that keeps moving is fine)"},
 			&cli.DurationFlag{Name: "wait", Value: 30 * time.Second, Usage: "wait this long for another sync to finish"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			for _, f := range []string{"timeout", "wait"} {

@@ -20,7 +20,15 @@ func anmRemote(t *testing.T, home, machine, hub, stdin string, args ...string) r
 	return runCmd(t, append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID="+machine, "ANAMNESIS_GIT_REMOTE="+hub), stdin, args...)
 }
 
+// anmRemoteProcess is anmRemote in a process of the built binary (see
+// anmProcess).
+func anmRemoteProcess(t *testing.T, home, machine, hub, stdin string, args ...string) result {
+	t.Helper()
+	return runProcess(t, append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID="+machine, "ANAMNESIS_GIT_REMOTE="+hub), stdin, args...)
+}
+
 func TestSyncBetweenTwoMachines(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "procedural", "--title", "Use WAL mode for SQLite",
@@ -68,6 +76,7 @@ func TestSyncBetweenTwoMachines(t *testing.T) {
 }
 
 func TestConflictCopyIsListedAndSearchable(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "answer", "--body", "the answer is 41")).stdout)
@@ -124,6 +133,7 @@ func TestConflictCopyIsListedAndSearchable(t *testing.T) {
 }
 
 func TestHandGitPullFiresHookAndKeepsUserHook(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "first", "--body", "first note"))
@@ -174,7 +184,7 @@ func TestConcurrentSyncProcesses(t *testing.T) {
 	results := make([]result, 3)
 	for i := range results {
 		wg.Add(1)
-		go func(i int) { defer wg.Done(); results[i] = anmRemote(t, a, "desk", hub, "", "sync") }(i)
+		go func(i int) { defer wg.Done(); results[i] = anmRemoteProcess(t, a, "desk", hub, "", "sync") }(i)
 	}
 	wg.Wait()
 	for _, r := range results {
@@ -189,6 +199,7 @@ func TestConcurrentSyncProcesses(t *testing.T) {
 }
 
 func TestUnreachableRemoteIsOneClearLine(t *testing.T) {
+	parallel(t)
 	a := t.TempDir()
 	missing := filepath.Join(t.TempDir(), "no-such-hub.git")
 	mustOK(t, anmRemote(t, a, "desk", missing, "", "write", "--type", "semantic", "--title", "kept", "--body", "safe"))
@@ -202,6 +213,7 @@ func TestUnreachableRemoteIsOneClearLine(t *testing.T) {
 }
 
 func TestDoctorNamesConflictCopies(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	a, b := t.TempDir(), t.TempDir()
 	id := strings.TrimSpace(mustOK(t, anmRemote(t, a, "desk", hub, "", "write", "--type", "semantic", "--title", "answer", "--body", "41")).stdout)
@@ -225,6 +237,7 @@ func TestDoctorNamesConflictCopies(t *testing.T) {
 // them, `doctor --fix` removes the old ones and keeps a fresh one, and the
 // hand git works again.
 func TestDoctorFixesStaleGitLocks(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "write", "--type", "semantic", "--title", "locks", "--body", "stale locks"))

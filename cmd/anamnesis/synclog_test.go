@@ -29,6 +29,7 @@ var logLine = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z pid (\
 // report; and the log, which may name the remote, is private (0600 in a
 // 0700 state directory), even when an older version left it 0644.
 func TestBackgroundSyncsShareTheirLog(t *testing.T) {
+	parallel(t)
 	hub := testutil.BareHub(t)
 	home := t.TempDir()
 	awaitDetached(t, home)
@@ -44,7 +45,7 @@ func TestBackgroundSyncsShareTheirLog(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := anmRemote(t, home, "desk", hub, `{"session_id":"s","cwd":"/tmp","source":"startup"}`, "hook", "session-start")
+			r := anmRemoteProcess(t, home, "desk", hub, `{"session_id":"s","cwd":"/tmp","source":"startup"}`, "hook", "session-start")
 			if r.code != 0 {
 				t.Errorf("hook: %+v", r)
 			}

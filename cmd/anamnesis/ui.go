@@ -53,7 +53,7 @@ func uiCommand() *cli.Command {
 			defer ln.Close()
 			ctx, cancel := context.WithCancel(c.Context)
 			defer cancel()
-			inst, err := installFor()
+			inst, err := installFor(envOf(c))
 			if err != nil {
 				inst.Problem = err.Error()
 			}

@@ -8,6 +8,7 @@ import (
 // Every usage mistake, at any depth of subcommand, is one line on stderr,
 // nothing on stdout and exit 2, as at the top level.
 func TestUsageErrorsAreOneLineAndExit2Everywhere(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	for _, args := range [][]string{
 		{"frobnicate"}, {"--bogus"}, {"search", "--bogus", "x"},
@@ -23,6 +24,7 @@ func TestUsageErrorsAreOneLineAndExit2Everywhere(t *testing.T) {
 
 // `anamnesis help [COMMAND [SUBCOMMAND]]` prints what --help prints.
 func TestHelpCommand(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	for _, topic := range [][]string{{}, {"sync"}, {"hooks"}, {"hooks", "install"}} {
 		r := mustOK(t, anm(t, home, "", append([]string{"help"}, topic...)...))
@@ -40,6 +42,7 @@ func TestHelpCommand(t *testing.T) {
 // is asked for, a port outside 1..65535) are usage errors that name the
 // flag, before anything runs.
 func TestMeaninglessNumbersAreRefused(t *testing.T) {
+	parallel(t)
 	home := t.TempDir()
 	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "osprey", "--body", "a note about ospreys and their nests"))
 	for _, c := range []struct {

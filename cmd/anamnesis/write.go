@@ -29,7 +29,7 @@ func writeCommand() *cli.Command {
 			&cli.StringFlag{Name: "tags", Usage: "comma-separated tags"},
 			&cli.StringFlag{Name: "scope", Value: note.ScopePortable, Usage: "portable or machine-local"},
 			&cli.StringSliceFlag{Name: "supersedes", Usage: "id of a note this one replaces (repeatable)"},
-			jsonFlag,
+			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
