@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -223,22 +224,15 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 func leftOut(project string, projectLeft, globalLeft int) string {
 	var parts []string
 	if projectLeft > 0 && project != note.DefaultProject {
-		parts = append(parts, fmt.Sprintf("%d more %s of project %s", projectLeft, plural(projectLeft, "note", "notes"), project))
+		parts = append(parts, fmt.Sprintf("%d more %s of project %s", projectLeft, textfmt.Plural(projectLeft, "note", "notes"), project))
 	}
 	if globalLeft > 0 {
-		parts = append(parts, fmt.Sprintf("%d global %s", globalLeft, plural(globalLeft, "note", "notes")))
+		parts = append(parts, fmt.Sprintf("%d global %s", globalLeft, textfmt.Plural(globalLeft, "note", "notes")))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
 	return "\nLeft out here: " + strings.Join(parts, " and ") + "; memory_search finds them.\n"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // Prompt returns what this prompt adds to the session, within

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -110,7 +111,7 @@ func TestSummary(t *testing.T) {
 	}
 	long := strings.Repeat("é", 700)
 	_, body = Summarize(Session{FirstPrompt: long})
-	if !strings.Contains(body, strings.Repeat("é", 599)+Ellipsis) || strings.Contains(body, strings.Repeat("é", 600)) {
+	if !strings.Contains(body, strings.Repeat("é", 599)+textfmt.Ellipsis) || strings.Contains(body, strings.Repeat("é", 600)) {
 		t.Error("clip is not rune-safe at 600")
 	}
 }

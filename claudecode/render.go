@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -150,7 +151,7 @@ const nativeHeading = "\n### Claude Code's own memories of this work, recorded o
 // from machines that may not refuse them, and Claude Code can print what
 // a hook injects.
 func renderNote(h index.Hit, remark string) string {
-	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", note.Escape(h.Project), note.Escape(h.MachineID), dateOf(h.UpdatedAt), h.ID)
+	meta := fmt.Sprintf("_project: %s | origin: %s | updated: %s | id: %s", note.Escape(h.Project), note.Escape(h.MachineID), textfmt.Date(h.UpdatedAt), h.ID)
 	if (h.ProvSource != note.DefaultProvSource && h.ProvSource != note.ProvClaudeMemory) || h.Confidence < 1.0 {
 		meta += fmt.Sprintf(" | source: %s (confidence %s)", h.ProvSource, strconv.FormatFloat(h.Confidence, 'g', -1, 64))
 	}
@@ -194,13 +195,6 @@ func conflictOf(h index.Hit) (string, bool) {
 		return h.ConflictOf, true
 	}
 	return h.ExtraValue(index.ConflictKey)
-}
-
-func dateOf(ts string) string {
-	if len(ts) >= 10 {
-		return ts[:10]
-	}
-	return ts
 }
 
 // Shares of SessionStart's budget (startLayout). Global notes

@@ -3,40 +3,13 @@ package claudecode
 import (
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 )
 
 // titleLimit bounds a session note's title in runes, ellipsis included
 // (the Python tool's 80).
 const titleLimit = 80
-
-// Ellipsis ends a clipped text: one character, so a clipped title still
-// fits its limit.
-const Ellipsis = "…"
-
-// clip shortens t (trimmed) to at most n runes, the ellipsis included. It
-// cuts at the last word boundary (white space) that leaves room for the
-// ellipsis, so no word or number is cut ("canary 3" of "canary 30 min"),
-// and drops the spaces and a trailing ",", ";" or ":" before the
-// ellipsis. Only a first word longer than the limit is cut inside.
-func clip(t string, n int) string {
-	t = strings.TrimSpace(t)
-	if utf8.RuneCountInString(t) <= n {
-		return t
-	}
-	r := []rune(t)
-	room := max(n-1, 0) // runes before the ellipsis
-	cut := room
-	for cut > 0 && !unicode.IsSpace(r[cut]) {
-		cut--
-	}
-	kept := strings.TrimRightFunc(string(r[:cut]), func(c rune) bool { return unicode.IsSpace(c) || strings.ContainsRune(",;:", c) })
-	if kept == "" {
-		kept = string(r[:room]) // one word longer than the limit
-	}
-	return kept + Ellipsis
-}
 
 // How much of a session's commands its note names: the first
 // maxCommands, the first line of each, clipped to commandLimit.
@@ -52,16 +25,16 @@ const (
 func Summarize(s Session) (title, body string) {
 	title = "Session summary"
 	if p := strings.TrimSpace(s.FirstPrompt); p != "" {
-		first := clip(strings.SplitN(p, "\n", 2)[0], titleLimit)
+		first := textfmt.Clip(strings.SplitN(p, "\n", 2)[0], titleLimit)
 		if strings.TrimSpace(first) != "" {
 			title = first
 		}
 	}
-	ask := clip(s.FirstPrompt, 600)
+	ask := textfmt.Clip(s.FirstPrompt, 600)
 	if ask == "" {
 		ask = "(no user prompt captured)"
 	}
-	out := clip(s.LastOutcome, 600)
+	out := textfmt.Clip(s.LastOutcome, 600)
 	if out == "" {
 		out = "(no assistant output captured)"
 	}
@@ -90,7 +63,7 @@ func Summarize(s Session) (title, body string) {
 		}
 		items := make([]string, len(cmds))
 		for i, c := range cmds {
-			items[i] = "- " + clip(strings.TrimSpace(strings.SplitN(c, "\n", 2)[0]), commandLimit)
+			items[i] = "- " + textfmt.Clip(strings.TrimSpace(strings.SplitN(c, "\n", 2)[0]), commandLimit)
 		}
 		blocks = append(blocks, fmt.Sprintf("**Commands run (%d):**", len(s.Commands)), strings.Join(items, "\n")+more)
 	}

@@ -7,37 +7,6 @@ import (
 	"unicode/utf8"
 )
 
-// TestClipAtWordBoundary: a clipped text ends at the last word boundary
-// that leaves room for the one-character ellipsis, never inside a word or
-// number unless its first word alone is over the limit.
-func TestClipAtWordBoundary(t *testing.T) {
-	cases := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short enough", 20, "short enough"},
-		{"  exactly ten  ", 11, "exactly ten"},
-		{"roll out the canary 30 min", 22, "roll out the canary…"},
-		{"roll out the canary 30 min", 23, "roll out the canary 30…"},
-		{"roll out the canary 30 min", 24, "roll out the canary 30…"},
-		{"wait, then deploy", 10, "wait…"},
-		{"one\ntwo three", 10, "one\ntwo…"},
-		{"supercalifragilistic word", 10, "supercali…"},
-		{"éééé ééé", 6, "éééé…"},
-		{"a  b", 3, "a…"},
-	}
-	for _, c := range cases {
-		got := clip(c.in, c.n)
-		if got != c.want {
-			t.Errorf("clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
-		}
-		if n := utf8.RuneCountInString(got); n > c.n {
-			t.Errorf("clip(%q, %d) has %d runes", c.in, c.n, n)
-		}
-	}
-}
-
 // TestTitleCutsAtAWord: a long first line becomes a title cut at a word,
 // with an ellipsis; a short one is kept whole, without one.
 func TestTitleCutsAtAWord(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis/internal/markdown"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/sergi/go-diff/diffmatchpatch"
 )
 
@@ -250,7 +251,7 @@ var funcs = template.FuncMap{
 		return ago(now, t.UTC().Format(time.RFC3339))
 	},
 	"snippet": snippet,
-	"short":   func(s string) string { return clip(s, 12) },
+	"short":   shortHash,
 	"join":    strings.Join,
 	"diffop": func(op byte) string {
 		switch op {
@@ -307,12 +308,10 @@ func sortedCounts(m map[string]int) []kv {
 	return out
 }
 
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
-}
+// shortHash abbreviates a commit hash as git log --abbrev=12 would; a
+// hash is ASCII hex, so this is a prefix, not a clipped text (no
+// ellipsis).
+func shortHash(h string) string { return h[:min(len(h), 12)] }
 
 // snippet is the start of a body as one line of plain text: the
 // markdown rendered, then its tags dropped, so a list shows "use the
@@ -327,10 +326,7 @@ func snippet(body string) string {
 		body = body[:cut]
 	}
 	s := strings.Join(strings.Fields(markdown.Text(body)), " ")
-	if r := []rune(s); len(r) > 200 {
-		return string(r[:199]) + "…"
-	}
-	return s
+	return textfmt.Clip(s, 200)
 }
 
 func parseTime(s string) (time.Time, bool) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 )
 
 // syncState is the last sync as the header shows it.
@@ -132,7 +133,7 @@ func lastLoggedSync(path string) (at time.Time, failed bool, detail string, ok b
 				break
 			}
 		}
-		return t, n != 0, clip(detail, 300), true
+		return t, n != 0, textfmt.Clip(detail, 300), true
 	}
 	return at, false, "", false
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/urfave/cli/v2"
 )
 
@@ -31,7 +32,7 @@ func embedCommand() *cli.Command {
 				if c.Bool("json") {
 					return printJSON(c.App.Writer, rep)
 				}
-				fmt.Fprintf(c.App.Writer, "embed: %s embedded with %s; %d without a vector\n", plural(rep.Embedded, "note", "notes"), rep.Model, rep.Pending)
+				fmt.Fprintf(c.App.Writer, "embed: %s embedded with %s; %d without a vector\n", textfmt.Count(rep.Embedded, "note", "notes"), rep.Model, rep.Pending)
 				return nil
 			})
 		},

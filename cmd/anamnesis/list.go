@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/urfave/cli/v2"
 )
 
@@ -42,7 +43,7 @@ func listCommand() *cli.Command {
 					if superseded[h.ID] {
 						mark = "  (superseded)"
 					}
-					fmt.Fprintf(c.App.Writer, "%s  %s  %-10s  %s  %s%s\n", h.ID, dateOf(h.UpdatedAt), h.Type, h.Project, clip(h.Title, 100), mark)
+					fmt.Fprintf(c.App.Writer, "%s  %s  %-10s  %s  %s%s\n", h.ID, textfmt.Date(h.UpdatedAt), h.Type, h.Project, textfmt.Clip(h.Title, 100), mark)
 				}
 				if len(hits) == 0 {
 					fmt.Fprintln(c.App.ErrWriter, "no notes")

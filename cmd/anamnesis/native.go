@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/urfave/cli/v2"
 )
 
@@ -74,7 +75,7 @@ func nativeCommand() *cli.Command {
 						verb = "would write"
 					}
 					fmt.Fprintf(w, "native export: project %s, %s from other machines; %s %s in %s\n", rep.Project,
-						plural(rep.Available, "memory", "memories"), verb, plural(len(rep.Written), "file", "files"), rep.MemoryDir)
+						textfmt.Count(rep.Available, "memory", "memories"), verb, textfmt.Count(len(rep.Written), "file", "files"), rep.MemoryDir)
 					for _, p := range rep.Kept {
 						fmt.Fprintf(w, "native export: left %s alone (Claude Code wrote it)\n", p)
 					}
@@ -82,7 +83,7 @@ func nativeCommand() *cli.Command {
 						fmt.Fprintf(w, "native export: removed %s (its note is gone)\n", p)
 					}
 					if n := len(rep.LeftOut); n > 0 {
-						fmt.Fprintf(w, "native export: %s left out: MEMORY.md is at Claude Code's limit (200 lines, 25 KB)\n", plural(n, "memory", "memories"))
+						fmt.Fprintf(w, "native export: %s left out: MEMORY.md is at Claude Code's limit (200 lines, 25 KB)\n", textfmt.Count(n, "memory", "memories"))
 					}
 					return nil
 				})
@@ -102,7 +103,7 @@ func printNative(w io.Writer, prefix string, rep anamnesis.NativeReport, always 
 	}
 	if always || rep.Changed() || len(rep.Skipped) > 0 {
 		fmt.Fprintf(w, "%s: %s in %s (%d read): %d imported, %d updated, %d removed\n", prefix,
-			plural(rep.Files, "memory file", "memory files"), plural(rep.Dirs, "directory", "directories"), rep.Read,
+			textfmt.Count(rep.Files, "memory file", "memory files"), textfmt.Count(rep.Dirs, "directory", "directories"), rep.Read,
 			len(rep.Imported), len(rep.Updated), len(rep.Removed))
 	}
 	for _, f := range rep.Skipped {

@@ -2,13 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -69,15 +68,6 @@ func printResults(w io.Writer, hits []anamnesis.Hit, withScore bool) error {
 	return printJSON(w, map[string]any{"results": res})
 }
 
-// clip shortens s to n runes on a rune boundary.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
 // snippet is the first few non-empty lines of a body, for terminals.
 func snippet(body string, lines, width int) []string {
 	var out []string
@@ -86,7 +76,7 @@ func snippet(body string, lines, width int) []string {
 		if l == "" {
 			continue
 		}
-		out = append(out, clip(l, width))
+		out = append(out, textfmt.Clip(l, width))
 		if len(out) == lines {
 			break
 		}
@@ -94,23 +84,9 @@ func snippet(body string, lines, width int) []string {
 	return out
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // isCharDevice reports whether f is a terminal (or another character
 // device, which shows bytes to a person as well).
 func isCharDevice(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-func dateOf(ts string) string {
-	if len(ts) >= 10 {
-		return ts[:10]
-	}
-	return ts
 }

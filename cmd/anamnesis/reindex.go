@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/urfave/cli/v2"
 )
 
@@ -36,9 +37,9 @@ func reindexCommand() *cli.Command {
 					return printJSON(c.App.Writer, rep)
 				}
 				fmt.Fprintf(c.App.Writer, "reindex: %d added, %d updated, %d deleted; %s indexed\n",
-					rep.Added, rep.Updated, rep.Deleted, plural(rep.Indexed, "note", "notes"))
+					rep.Added, rep.Updated, rep.Deleted, textfmt.Count(rep.Indexed, "note", "notes"))
 				if len(rep.Skipped) > 0 {
-					fmt.Fprintf(c.App.Writer, "skipped %s:\n", plural(len(rep.Skipped), "file", "files"))
+					fmt.Fprintf(c.App.Writer, "skipped %s:\n", textfmt.Count(len(rep.Skipped), "file", "files"))
 					for _, f := range rep.Skipped {
 						fmt.Fprintf(c.App.Writer, "  %s: %s\n", f.Path, f.Error)
 					}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/urfave/cli/v2"
 )
 
@@ -51,7 +52,7 @@ func searchCommand() *cli.Command {
 					fmt.Fprintln(c.App.ErrWriter, "no matching notes")
 				}
 				for i, h := range hits {
-					fmt.Fprintf(c.App.Writer, "%d. [%s] %s\n   %s · %s · %s\n", i+1, h.Type, h.Title, h.ID, h.Project, dateOf(h.UpdatedAt))
+					fmt.Fprintf(c.App.Writer, "%d. [%s] %s\n   %s · %s · %s\n", i+1, h.Type, h.Title, h.ID, h.Project, textfmt.Date(h.UpdatedAt))
 					for _, l := range snippet(h.Body, 2, 100) {
 						fmt.Fprintf(c.App.Writer, "   %s\n", l)
 					}

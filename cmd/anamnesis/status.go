@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 	"github.com/urfave/cli/v2"
 )
@@ -33,9 +34,9 @@ func statusCommand() *cli.Command {
 				if last == "" {
 					last = "none"
 				}
-				fmt.Fprintf(w, "index:   %s (%s, last indexed commit %s)\n", st.Index.Path, plural(st.Index.Notes, "note", "notes"), last)
+				fmt.Fprintf(w, "index:   %s (%s, last indexed commit %s)\n", st.Index.Path, textfmt.Count(st.Index.Notes, "note", "notes"), last)
 				if n := len(st.Index.Skipped); n > 0 {
-					fmt.Fprintf(w, "skipped: %s not indexed:\n", plural(n, "file", "files"))
+					fmt.Fprintf(w, "skipped: %s not indexed:\n", textfmt.Count(n, "file", "files"))
 					for _, f := range st.Index.Skipped {
 						fmt.Fprintf(w, "  %s: %s\n", f.Path, f.Error)
 					}
@@ -53,7 +54,7 @@ func statusCommand() *cli.Command {
 					fmt.Fprintf(w, "         head %s%s\n", st.Sync.Head[:12], dirty)
 				}
 				if n := len(st.Sync.ConflictCopies); n > 0 {
-					fmt.Fprintf(w, "         %s waiting to be reconciled:\n", plural(n, "conflict copy", "conflict copies"))
+					fmt.Fprintf(w, "         %s waiting to be reconciled:\n", textfmt.Count(n, "conflict copy", "conflict copies"))
 					for _, p := range st.Sync.ConflictCopies {
 						fmt.Fprintf(w, "           %s\n", p)
 					}
@@ -61,7 +62,7 @@ func statusCommand() *cli.Command {
 				for _, c := range st.Sync.Conflicts {
 					switch {
 					case len(c.Copies) > 0:
-						fmt.Fprintf(w, "         conflict: %s has %s (`anamnesis resolve %s --keep ID`)\n", c.ID, plural(len(c.Copies), "copy", "copies")+" "+strings.Join(c.Copies, ", "), c.ID)
+						fmt.Fprintf(w, "         conflict: %s has %s (`anamnesis resolve %s --keep ID`)\n", c.ID, textfmt.Count(len(c.Copies), "copy", "copies")+" "+strings.Join(c.Copies, ", "), c.ID)
 					default:
 						fmt.Fprintf(w, "         conflict: %s and %s both replace %s (`anamnesis resolve %s --keep ID`)\n", c.ID, strings.Join(c.Rivals, ", "), c.Replaces, c.Replaces)
 					}
@@ -73,7 +74,7 @@ func statusCommand() *cli.Command {
 						total += n.Notes
 						parts = append(parts, fmt.Sprintf("%s from %s %d", n.Project, n.MachineID, n.Notes))
 					}
-					fmt.Fprintf(w, "native:  %s imported from Claude Code's auto memory (%s)\n", plural(total, "memory", "memories"), strings.Join(parts, ", "))
+					fmt.Fprintf(w, "native:  %s imported from Claude Code's auto memory (%s)\n", textfmt.Count(total, "memory", "memories"), strings.Join(parts, ", "))
 				}
 				if v := st.Vectors; v != nil {
 					fmt.Fprintf(w, "vectors: %d notes embedded with %s, %d not yet\n", v.With, v.Model, v.Without)
