@@ -2,8 +2,6 @@ package anamnesis
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/anamnesis-memory/anamnesis/index"
 )
@@ -99,7 +97,7 @@ func (s *Store) MachineID() string { return s.machineID }
 // Head is the commit memory/'s main points at, "" before the first commit
 // or without a repository: a cheap key for what is derived from history.
 func (s *Store) Head(ctx context.Context) (string, error) {
-	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+	if !s.hasRepo() {
 		return "", nil
 	}
 	r, err := s.repo(ctx)

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -231,8 +229,8 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 // the mesh. It may take a few seconds (it asks the remote).
 func (s *Store) syncChecks(ctx context.Context) []Check {
 	var out []Check
-	gitDir := filepath.Join(s.memory.Root, ".git")
-	if _, err := os.Stat(gitDir); err != nil {
+	gitDir := s.gitDir()
+	if !s.hasRepo() {
 		return []Check{{Name: "git", State: CheckWarn, Detail: "memory/ is not a git repository yet", Fix: "run `anamnesis init` or `anamnesis sync`"}}
 	}
 	if pid, purpose, held, err := gitsync.HolderAs(gitDir); err == nil {
@@ -369,8 +367,8 @@ func (s *Store) Fix(ctx context.Context) (FixReport, error) {
 // fixStaleGitLocks removes git lock files in memory/.git older than
 // StaleGitLockAge and returns their paths.
 func (s *Store) fixStaleGitLocks(ctx context.Context) ([]string, error) {
-	gitDir := filepath.Join(s.memory.Root, ".git")
-	if _, err := os.Stat(gitDir); err != nil {
+	gitDir := s.gitDir()
+	if !s.hasRepo() {
 		return nil, nil
 	}
 	removed, err := gitsync.RemoveStaleGitLocks(ctx, gitDir, StaleGitLockAge)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -67,7 +65,7 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 	if scope != note.ScopePortable {
 		return out, nil
 	}
-	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+	if !s.hasRepo() {
 		return out, nil
 	}
 	if maxCommits <= 0 {
@@ -246,7 +244,7 @@ func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineAc
 	}
 	get(s.machineID)
 	complete = true
-	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
+	if s.hasRepo() {
 		r, err := s.repo(ctx)
 		if err != nil {
 			return nil, false, err

@@ -5,9 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -241,7 +239,7 @@ func (s *Store) produceChanges(ctx context.Context, files []located, yield func(
 
 // memoryHead is memory/'s HEAD, or zero when there is no repository yet.
 func (s *Store) memoryHead(ctx context.Context) (plumbing.Hash, error) {
-	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+	if !s.hasRepo() {
 		return plumbing.ZeroHash, nil
 	}
 	r, err := s.repo(ctx)
@@ -426,7 +424,7 @@ type indexState struct {
 // repository yet has no head and nothing known.
 func (s *Store) indexedSince(ctx context.Context) (indexState, error) {
 	var st indexState
-	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+	if !s.hasRepo() {
 		return st, nil
 	}
 	r, err := s.repo(ctx)

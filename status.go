@@ -2,8 +2,6 @@ package anamnesis
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 
 	"github.com/anamnesis-memory/anamnesis/consolidate"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
@@ -116,7 +114,7 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	if out.Vectors, err = s.Vectors(ctx); err != nil {
 		return Status{}, err
 	}
-	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err == nil {
+	if s.hasRepo() {
 		r, err := s.repo(ctx)
 		if err != nil {
 			return Status{}, err

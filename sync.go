@@ -41,6 +41,18 @@ func (s *Store) repo(ctx context.Context) (*gitsync.Repo, error) {
 	return r, nil
 }
 
+// gitDir is memory/'s git directory.
+func (s *Store) gitDir() string { return filepath.Join(s.memory.Root, ".git") }
+
+// hasRepo reports whether memory/ has a git repository yet: before the
+// first commit (init or sync makes one) there is no history, head or lock
+// to read, and readers of those answer "none" rather than an error. A
+// .git file (memory/ as a worktree or submodule) counts as well.
+func (s *Store) hasRepo() bool {
+	_, err := os.Stat(s.gitDir())
+	return err == nil
+}
+
 // Remote is the remote sync uses: Options.Remote (env), else config.json.
 func (s *Store) Remote() string {
 	if s.remote != "" {
@@ -263,7 +275,7 @@ func (s *Store) EnsureRepo(ctx context.Context) error {
 // memory/ (among the last 2,000), as `anamnesis peers` shows it. A store
 // without a repository yet has none.
 func (s *Store) LastCommits(ctx context.Context) (map[string]string, error) {
-	if _, err := os.Stat(filepath.Join(s.memory.Root, ".git")); err != nil {
+	if !s.hasRepo() {
 		return map[string]string{}, nil
 	}
 	r, err := s.repo(ctx)
