@@ -35,17 +35,8 @@ func (ix *Index) List(ctx context.Context, f Filter) ([]Hit, error) {
 	if err != nil {
 		return nil, ix.wrap("list", err)
 	}
-	var rowids []int64
-	for rows.Next() {
-		var r int64
-		if err := rows.Scan(&r); err != nil {
-			rows.Close()
-			return nil, ix.wrap("list", err)
-		}
-		rowids = append(rowids, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	rowids, err := collect(rows, scanOne[int64])
+	if err != nil {
 		return nil, ix.wrap("list", err)
 	}
 	out := make([]Hit, 0, len(rowids))
@@ -164,16 +155,11 @@ func (ix *Index) CountBySource(ctx context.Context, source string) ([]SourceCoun
 	if err != nil {
 		return nil, ix.wrap("count", err)
 	}
-	defer rows.Close()
-	var out []SourceCount
-	for rows.Next() {
-		var c SourceCount
-		if err := rows.Scan(&c.Project, &c.MachineID, &c.Notes); err != nil {
-			return nil, ix.wrap("count", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collect(rows, func(r *sql.Rows) (c SourceCount, err error) {
+		err = r.Scan(&c.Project, &c.MachineID, &c.Notes)
+		return c, err
+	})
+	if err != nil {
 		return nil, ix.wrap("count", err)
 	}
 	return out, nil
@@ -185,17 +171,12 @@ func (ix *Index) SupersededIDs(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		out = append(out, id)
+	out, err := collect(rows, scanOne[string])
+	if err != nil {
+		return nil, ix.wrap("read", err)
 	}
 	sort.Strings(out)
-	return out, rows.Err()
+	return out, nil
 }
 
 // RarestWords returns up to n of words with the fewest notes containing
@@ -262,16 +243,11 @@ func (ix *Index) Forks(ctx context.Context) (map[string][]string, error) {
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	defer rows.Close()
 	out := map[string][]string{}
-	for rows.Next() {
-		var of, by string
-		if err := rows.Scan(&of, &by); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		out[of] = append(out[of], by)
+	if err := groupPairs(rows, out); err != nil {
+		return nil, ix.wrap("read", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ConflictCopiesOf returns the ids of the conflict copies of each of ids
@@ -294,15 +270,10 @@ func (ix *Index) ConflictCopiesOf(ctx context.Context, ids []string) (map[string
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var of, c string
-		if err := rows.Scan(&of, &c); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		out[of] = append(out[of], c)
+	if err := groupPairs(rows, out); err != nil {
+		return nil, ix.wrap("read", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Files returns the recorded state of every note file, keyed by path.
@@ -311,18 +282,14 @@ func (ix *Index) Files(ctx context.Context) (map[string]File, error) {
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	defer rows.Close()
 	out := map[string]File{}
-	for rows.Next() {
-		var f File
-		var id, e sql.NullString
-		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
-			return nil, ix.wrap("read", err)
+	if err := eachRow(rows, func(r *sql.Rows) error {
+		f, err := scanFile(r)
+		if err == nil {
+			out[f.Path] = f
 		}
-		f.NoteID, f.Error = id.String, e.String
-		out[f.Path] = f
-	}
-	if err := rows.Err(); err != nil {
+		return err
+	}); err != nil {
 		return nil, ix.wrap("read", err)
 	}
 	return out, nil
@@ -334,18 +301,11 @@ func (ix *Index) BadFiles(ctx context.Context) ([]File, error) {
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	defer rows.Close()
-	var out []File
-	for rows.Next() {
-		var f File
-		var id, e sql.NullString
-		if err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		f.NoteID, f.Error = id.String, e.String
-		out = append(out, f)
+	out, err := collect(rows, scanFile)
+	if err != nil {
+		return nil, ix.wrap("read", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DuplicatesOf lists files recorded as duplicates of the given ids.
@@ -356,15 +316,15 @@ func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, erro
 		if err != nil {
 			return nil, ix.wrap("read", err)
 		}
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
-				return nil, ix.wrap("read", err)
+		if err := eachRow(rows, func(r *sql.Rows) error {
+			p, err := scanOne[string](r)
+			if err == nil {
+				out = append(out, p)
 			}
-			out = append(out, p)
+			return err
+		}); err != nil {
+			return nil, ix.wrap("read", err)
 		}
-		rows.Close()
 	}
 	return out, nil
 }
@@ -382,17 +342,7 @@ func (ix *Index) Claimants(ctx context.Context, ids []string) (map[string][]stri
 		if err != nil {
 			return nil, ix.wrap("read", err)
 		}
-		var paths []string
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
-				return nil, ix.wrap("read", err)
-			}
-			paths = append(paths, p)
-		}
-		err = rows.Err()
-		rows.Close()
+		paths, err := collect(rows, scanOne[string])
 		if err != nil {
 			return nil, ix.wrap("read", err)
 		}
@@ -410,16 +360,14 @@ func (ix *Index) ConflictCopies(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		out = append(out, p)
+	out, err := collect(rows, scanOne[string])
+	if err != nil {
+		return nil, ix.wrap("read", err)
 	}
-	return out, rows.Err()
+	if out == nil {
+		out = []string{} // JSON callers show [] rather than null
+	}
+	return out, nil
 }
 
 // SupersededBy returns, for each of ids that some note supersedes, the
@@ -437,16 +385,7 @@ func (ix *Index) SupersededBy(ctx context.Context, ids []string) (map[string][]s
 		if err != nil {
 			return nil, ix.wrap("read", err)
 		}
-		for rows.Next() {
-			var of, by string
-			if err := rows.Scan(&of, &by); err != nil {
-				rows.Close()
-				return nil, ix.wrap("read", err)
-			}
-			out[of] = append(out[of], by)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if err := groupPairs(rows, out); err != nil {
 			return nil, ix.wrap("read", err)
 		}
 		ids = ids[n:]
@@ -469,14 +408,78 @@ func (ix *Index) Facets(ctx context.Context) ([]FacetRow, error) {
 	if err != nil {
 		return nil, ix.wrap("count", err)
 	}
-	defer rows.Close()
-	var out []FacetRow
-	for rows.Next() {
-		var r FacetRow
-		if err := rows.Scan(&r.Type, &r.Scope, &r.Project, &r.MachineID, &r.ProvSource, &r.Notes); err != nil {
-			return nil, ix.wrap("count", err)
-		}
-		out = append(out, r)
+	out, err := collect(rows, func(r *sql.Rows) (f FacetRow, err error) {
+		err = r.Scan(&f.Type, &f.Scope, &f.Project, &f.MachineID, &f.ProvSource, &f.Notes)
+		return f, err
+	})
+	if err != nil {
+		return nil, ix.wrap("count", err)
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// The row loops of this file go through eachRow (or collect, built the
+// same way), so every read closes its rows, checks rows.Err after the
+// last row and passes both kinds of error to ix.wrap, which tells a
+// damaged index (ErrCorrupt) from others. Written out by hand, some loops
+// returned rows.Err unwrapped and one never checked it, so damage found
+// while stepping was reported as a plain error or not at all.
+
+// eachRow calls fn for each row, then closes rows; the error is fn's
+// first, else the iteration's.
+func eachRow(rows *sql.Rows, fn func(*sql.Rows) error) error {
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// collect scans every row into a slice (nil for none), then closes rows.
+// It has its own loop rather than a closure over eachRow, so a read
+// allocates no more than the hand-written loop did.
+func collect[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanOne scans a row of one column.
+func scanOne[T any](rows *sql.Rows) (v T, err error) {
+	err = rows.Scan(&v)
+	return v, err
+}
+
+// groupPairs adds rows of (key, value) to out, in row order.
+func groupPairs(rows *sql.Rows, out map[string][]string) error {
+	return eachRow(rows, func(r *sql.Rows) error {
+		var k, v string
+		if err := r.Scan(&k, &v); err != nil {
+			return err
+		}
+		out[k] = append(out[k], v)
+		return nil
+	})
+}
+
+// scanFile scans a row of index_files' path, size, mtime_ns, hash,
+// note_id and error.
+func scanFile(rows *sql.Rows) (File, error) {
+	var f File
+	var id, e sql.NullString
+	err := rows.Scan(&f.Path, &f.Size, &f.MtimeNS, &f.Hash, &id, &e)
+	f.NoteID, f.Error = id.String, e.String
+	return f, err
 }
