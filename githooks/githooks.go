@@ -145,32 +145,24 @@ func Install(repoDir, binary, home string) ([]State, error) {
 	if err := os.MkdirAll(plan.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create hooks directory %s: %w", plan.Dir, err)
 	}
-	var out []State
-	for _, h := range Names() {
-		p := filepath.Join(plan.Dir, h)
-		ours, exists, err := isOurs(p)
-		if err != nil {
-			return out, fmt.Errorf("read %s: %w", p, err)
-		}
-		if exists && !ours {
+	out, err := plan.each(func(h hook) (State, error) {
+		p := h.path
+		if h.exists && !h.ours {
 			prev := p + prevSuffix
 			if _, err := os.Lstat(prev); err == nil {
-				return out, fmt.Errorf("%s is not ours and %s already exists; move one of them away and run `anamnesis hooks install` again", p, prev)
+				return State{}, fmt.Errorf("%s is not ours and %s already exists; move one of them away and run `anamnesis hooks install` again", p, prev)
 			}
 			if err := os.Rename(p, prev); err != nil {
-				return out, fmt.Errorf("keep existing hook %s as %s: %w", p, prev, err)
+				return State{}, fmt.Errorf("keep existing hook %s as %s: %w", p, prev, err)
 			}
 		}
-		if err := writeExecutable(p, script(h, binary, home, plan.Chain)); err != nil {
-			return out, err
+		if err := writeExecutable(p, script(h.name, binary, home, plan.Chain)); err != nil {
+			return State{}, err
 		}
-		st := State{Hook: h, Path: p, Status: "installed"}
-		if plan.Chain != "" {
-			st.Chained = filepath.Join(plan.Chain, h)
-		} else if _, err := os.Stat(p + prevSuffix); err == nil {
-			st.Chained = p + prevSuffix
-		}
-		out = append(out, st)
+		return State{Hook: h.name, Path: p, Status: "installed", Chained: plan.chained(h)}, nil
+	})
+	if err != nil {
+		return out, err
 	}
 	if plan.SetLocalHooksPath {
 		if err := setLocalHooksPath(repoDir, plan.Dir); err != nil {
@@ -221,31 +213,28 @@ func Uninstall(repoDir string) ([]State, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []State
-	for _, h := range Names() {
-		p := filepath.Join(plan.Dir, h)
-		ours, exists, err := isOurs(p)
-		if err != nil {
-			return out, fmt.Errorf("read %s: %w", p, err)
-		}
-		st := State{Hook: h, Path: p, Status: "missing"}
-		if exists && !ours {
+	out, err := plan.each(func(h hook) (State, error) {
+		p := h.path
+		st := State{Hook: h.name, Path: p, Status: "missing"}
+		if h.exists && !h.ours {
 			st.Status = "foreign"
-			out = append(out, st)
-			continue
+			return st, nil
 		}
-		if ours {
+		if h.ours {
 			if err := os.Remove(p); err != nil {
-				return out, fmt.Errorf("remove %s: %w", p, err)
+				return State{}, fmt.Errorf("remove %s: %w", p, err)
 			}
 		}
 		if _, err := os.Lstat(p + prevSuffix); err == nil {
 			if err := os.Rename(p+prevSuffix, p); err != nil {
-				return out, fmt.Errorf("restore %s: %w", p, err)
+				return State{}, fmt.Errorf("restore %s: %w", p, err)
 			}
 			st.Status = "restored"
 		}
-		out = append(out, st)
+		return st, nil
+	})
+	if err != nil {
+		return out, err
 	}
 	if filepath.Base(plan.Dir) == localHooksDir {
 		if err := setLocalHooksPath(repoDir, ""); err != nil {
@@ -262,29 +251,56 @@ func Status(repoDir string) ([]State, error) {
 	if err != nil {
 		return nil, err
 	}
+	return plan.each(func(h hook) (State, error) {
+		st := State{Hook: h.name, Path: h.path, Status: "missing", Chained: plan.chained(h)}
+		switch {
+		case h.ours:
+			st.Status = "installed"
+			if fi, err := os.Stat(h.path); err == nil && fi.Mode()&0o111 == 0 {
+				st.Status = "not executable"
+			}
+		case h.exists:
+			st.Status = "foreign"
+		}
+		return st, nil
+	})
+}
+
+// hook is one of Names in a plan's directory, as found there.
+type hook struct {
+	name, path   string
+	ours, exists bool // the file is there, and written by anamnesis
+}
+
+// each reads each of Names in plan.Dir and collects the State do makes
+// of it: Install, Uninstall and Status share this walk and differ only
+// in do. On an error the states so far are returned with it, so a
+// caller can say which hooks were already changed.
+func (plan Plan) each(do func(hook) (State, error)) ([]State, error) {
 	var out []State
-	for _, h := range Names() {
-		p := filepath.Join(plan.Dir, h)
+	for _, name := range Names() {
+		p := filepath.Join(plan.Dir, name)
 		ours, exists, err := isOurs(p)
 		if err != nil {
 			return out, fmt.Errorf("read %s: %w", p, err)
 		}
-		st := State{Hook: h, Path: p, Status: "missing"}
-		switch {
-		case ours:
-			st.Status = "installed"
-			if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 == 0 {
-				st.Status = "not executable"
-			}
-		case exists:
-			st.Status = "foreign"
-		}
-		if plan.Chain != "" {
-			st.Chained = filepath.Join(plan.Chain, h)
-		} else if _, err := os.Stat(p + prevSuffix); err == nil {
-			st.Chained = p + prevSuffix
+		st, err := do(hook{name: name, path: p, ours: ours, exists: exists})
+		if err != nil {
+			return out, err
 		}
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// chained is the hook our script for h runs after: the same-named hook
+// of plan.Chain, else the foreign hook Install moved aside, else "".
+func (plan Plan) chained(h hook) string {
+	if plan.Chain != "" {
+		return filepath.Join(plan.Chain, h.name)
+	}
+	if _, err := os.Stat(h.path + prevSuffix); err == nil {
+		return h.path + prevSuffix
+	}
+	return ""
 }
