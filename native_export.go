@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/claudecode"
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/internal/platform"
 	"github.com/anamnesis-memory/anamnesis/nativemem"
@@ -185,18 +186,14 @@ func claudeProjectSlug(dir string) string {
 	return regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(dir, "-")
 }
 
-// gitRoot is the nearest directory at or above dir holding .git (Claude
-// Code keys auto memory by the repository, so subdirectories share it),
-// else dir.
+// gitRoot is the work tree root of the repository dir is in
+// ([gitsync.Toplevel]: Claude Code keys auto memory by the repository, so
+// subdirectories share it), else dir.
 func gitRoot(dir string) string {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == filepath.Dir(d) {
-			return dir
-		}
+	if root, ok := gitsync.Toplevel(dir); ok {
+		return root
 	}
+	return dir
 }
 
 // exportedFiles maps the topic files in memDir that an export wrote (they

@@ -1,28 +1,23 @@
 package claudecode
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 )
 
 // projectRoot is the directory a session's file paths are shown relative
-// to: the git top-level of cwd, found by walking up to the nearest
-// directory holding a .git directory or file (a worktree or submodule),
-// without running git; else cwd itself. "" for an empty cwd.
+// to: the git top-level of cwd ([gitsync.Toplevel], which runs no git and
+// opens nothing), else cwd itself. "" for an empty cwd.
 func projectRoot(cwd string) string {
 	if cwd == "" {
 		return ""
 	}
-	cwd = filepath.Clean(cwd)
-	for d := cwd; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		if d == filepath.Dir(d) {
-			return cwd
-		}
+	if root, ok := gitsync.Toplevel(cwd); ok {
+		return root
 	}
+	return filepath.Clean(cwd)
 }
 
 // displayPath shows a touched file so that it means something on the
