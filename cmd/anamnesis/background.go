@@ -26,7 +26,7 @@ const logEnv = "ANAMNESIS_LOG"
 // appending, if that fails.
 func runLogged(ctx context.Context, logPath string) int {
 	env := osEnv()
-	env.vars = env.without(logEnv) // not for anything this command starts
+	env.vars = append(env.without(logEnv), loggedRunEnv+"=1") // logEnv is not for anything this command starts
 	buf := logfile.NewLogBuffer(os.Getpid(), nil)
 	start := time.Now()
 	code := run(ctx, os.Args, env, os.Stdin, buf, buf)

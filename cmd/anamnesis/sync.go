@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/internal/logfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -47,7 +50,9 @@ func syncCommand() *cli.Command {
 				if nerr != nil && !errors.Is(nerr, anamnesis.ErrReadOnly) {
 					fmt.Fprintf(c.App.ErrWriter, "anamnesis: importing Claude Code's memory: %v\n", nerr)
 				}
+				start := time.Now()
 				rep, err := s.Sync(ctx, anamnesis.SyncOptions{Timeout: c.Duration("timeout"), LockWait: c.Duration("wait")})
+				logForeground(c, s.Home(), rep, err, time.Since(start))
 				for _, warning := range rep.Warnings {
 					fmt.Fprintf(c.App.ErrWriter, "anamnesis: %s\n", warning)
 				}
@@ -92,5 +97,33 @@ func syncCommand() *cli.Command {
 				return nil
 			})
 		},
+	}
+}
+
+// loggedRunEnv marks a run whose whole output already goes to a log
+// (runLogged): a background sync's report is that log's block.
+const loggedRunEnv = "ANAMNESIS_LOGGED_RUN"
+
+// logForeground appends a sync run in a terminal to state/sync.log, in
+// the format the background syncs write (one stamped block ending with
+// "exit N after D"), so `anamnesis ui` and doctor see every sync, not
+// only those the hooks started. A log that cannot be written costs the
+// sync nothing.
+func logForeground(c *cli.Context, home string, rep anamnesis.SyncReport, err error, took time.Duration) {
+	if envOf(c).getenv(loggedRunEnv) != "" {
+		return
+	}
+	buf := logfile.NewLogBuffer(os.Getpid(), nil)
+	code := 0
+	if err != nil {
+		code = 1
+		fmt.Fprintf(buf, "anamnesis: %v\n", err)
+	} else {
+		fmt.Fprintf(buf, "sync: committed=%v fetched=%v merged=%v pushed=%v (in a terminal)\n", rep.Committed, rep.Fetched, rep.Merged, rep.Pushed)
+	}
+	fmt.Fprintf(buf, "exit %d after %s\n", code, took.Round(time.Millisecond))
+	dir := filepath.Join(home, "state")
+	if logfile.PrivateDir(dir) == nil {
+		_ = logfile.AppendLog(filepath.Join(dir, "sync.log"), buf.Bytes(), logfile.MaxLogSize)
 	}
 }

@@ -278,3 +278,24 @@ func TestDoctorFixesStaleGitLocks(t *testing.T) {
 	testutil.Git(t, filepath.Join(home, "memory"), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--allow-empty", "-m", "by hand")
 	mustOK(t, anmRemote(t, home, "desk", hub, "", "sync"))
 }
+
+// TestForegroundSyncIsLogged: a sync run in a terminal appends its
+// outcome to state/sync.log as the background syncs do, so the web UI's
+// header and doctor see it; a failed one says why.
+func TestForegroundSyncIsLogged(t *testing.T) {
+	home := t.TempDir()
+	mustOK(t, anm(t, home, "", "write", "--type", "semantic", "--title", "logged", "--body", "kept"))
+	mustOK(t, anm(t, home, "", "sync"))
+	data, err := os.ReadFile(filepath.Join(home, "state", "sync.log"))
+	if err != nil || !strings.Contains(string(data), "(in a terminal)") || !strings.Contains(string(data), "exit 0 after ") {
+		t.Fatalf("sync.log after a foreground sync: %v\n%s", err, data)
+	}
+	env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=clitest", "ANAMNESIS_GIT_REMOTE="+filepath.Join(t.TempDir(), "missing.git"))
+	if r := runCmd(t, env, "", "sync"); r.code == 0 {
+		t.Fatalf("a sync to a missing hub succeeded: %s", r.stdout)
+	}
+	data, _ = os.ReadFile(filepath.Join(home, "state", "sync.log"))
+	if !strings.Contains(string(data), "exit 1 after ") || !strings.Contains(string(data), "missing.git") {
+		t.Errorf("a failed foreground sync is not in sync.log:\n%s", data)
+	}
+}
