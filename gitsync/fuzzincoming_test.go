@@ -49,7 +49,7 @@ func FuzzIncoming(f *testing.F) {
 		}
 		b := &treeBuilder{r: r, data: data, outside: outside}
 		tree := b.tree(0)
-		c, err := r.writeCommit(tree, []plumbing.Hash{head}, "hub\n")
+		c, err := r.writeCommit(tree, []plumbing.Hash{plumbing.Hash(head)}, "hub\n")
 		if err != nil {
 			t.Fatal(err)
 		}

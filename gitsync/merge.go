@@ -188,7 +188,7 @@ func mergeBase(l, r *object.Commit) (plumbing.Hash, error) {
 // local changes first.
 func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, error) {
 	res := MergeResult{}
-	head, err := g.Head()
+	head, err := g.head()
 	if err != nil {
 		return res, err
 	}
