@@ -53,7 +53,7 @@ func FuzzIncoming(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, mergeErr := r.Merge(ctx, c)
+		_, mergeErr := r.Merge(ctx, Hash(c))
 		if mergeErr != nil && !errors.Is(mergeErr, ErrRefused) && !errors.Is(mergeErr, ErrDirtyPath) {
 			// Any other failure must still leave the store intact; it is
 			// checked below like a success.

@@ -83,7 +83,7 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 		var res MergeResult
 		var err error
 		for attempt := 0; attempt < 3; attempt++ {
-			res, err = g.Merge(ctx, heads[i])
+			res, err = g.Merge(ctx, Hash(heads[i]))
 			if !errors.Is(err, ErrDirtyPath) {
 				break
 			}

@@ -145,7 +145,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 			g.beforeMerge()
 		}
 		opts.Progress("merging")
-		res, err := g.Merge(ctx, theirs)
+		res, err := g.Merge(ctx, Hash(theirs))
 		if errors.Is(err, ErrDirtyPath) && round < opts.MaxRetries {
 			// A note was edited while we merged: nothing was touched.
 			// Commit the edit and merge again.
@@ -168,11 +168,11 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 		rep.FastForward = rep.FastForward || res.FastFwd
 		rep.ConflictCopies = append(rep.ConflictCopies, res.Conflicts...)
 		rep.Head = res.New.String()
-		if res.New.IsZero() || res.New == theirs {
+		if res.New.IsZero() || res.New == Hash(theirs) {
 			return rep, nil // nothing of ours the remote lacks
 		}
 		opts.Progress("pushing")
-		pushed, retry, err := g.push(ctx, opts, auth, branch, res.New)
+		pushed, retry, err := g.push(ctx, opts, auth, branch, plumbing.Hash(res.New))
 		if err != nil {
 			return rep, err
 		}

@@ -322,7 +322,7 @@ func TestMergeRefusesToOverwriteUntrackedFile(t *testing.T) {
 		t.Fatalf("fetch: %v %v", fetched, err)
 	}
 	before, _ := b.repo.Head()
-	_, err = b.repo.Merge(ctx, theirs)
+	_, err = b.repo.Merge(ctx, Hash(theirs))
 	if !errors.Is(err, ErrDirtyPath) {
 		t.Fatalf("want ErrDirtyPath, got %v", err)
 	}
