@@ -14,9 +14,8 @@ import (
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/consolidate"
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ConsolidateRun is one applied run, read back from the history.
@@ -38,7 +37,7 @@ func (s *Store) ConsolidateLog(ctx context.Context, maxCommits int) ([]Consolida
 	}
 	var runs []ConsolidateRun
 	undone := map[string]string{}
-	_, err = r.WalkLog(ctx, maxCommits, func(c *object.Commit) (bool, error) {
+	_, err = r.WalkLog(ctx, maxCommits, func(c gitsync.Commit) (bool, error) {
 		subject, body, _ := strings.Cut(c.Message, "\n")
 		if h, ok := strings.CutPrefix(subject, undoSubject); ok {
 			undone[strings.TrimSpace(h)] = c.Hash.String()
@@ -47,7 +46,7 @@ func (s *Store) ConsolidateLog(ctx context.Context, maxCommits int) ([]Consolida
 		if !strings.HasPrefix(subject, consolidateSubject+" ") {
 			return false, nil
 		}
-		run := ConsolidateRun{Run: c.Hash.String(), When: c.Committer.When.UTC().Format("2006-01-02T15:04:05Z")}
+		run := ConsolidateRun{Run: c.Hash.String(), When: c.Time.UTC().Format("2006-01-02T15:04:05Z")}
 		for _, line := range strings.Split(body, "\n") {
 			line = strings.TrimSpace(line)
 			switch {
@@ -102,17 +101,22 @@ func (s *Store) UndoConsolidate(ctx context.Context, run string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	c, err := r.Git().CommitObject(plumbing.NewHash(target.Run))
+	h, err := gitsync.ParseHash(target.Run)
 	if err != nil {
 		return "", fmt.Errorf("read run %.12s: %w", target.Run, err)
 	}
-	parent := plumbing.ZeroHash
-	var pc *object.Commit
-	if c.NumParents() > 0 {
-		if pc, err = c.Parent(0); err != nil {
+	c, err := r.CommitAt(h)
+	if err != nil {
+		return "", fmt.Errorf("read run %.12s: %w", target.Run, err)
+	}
+	var parent gitsync.Hash // before a root commit: the empty tree
+	var pc *gitsync.Commit
+	if len(c.Parents) > 0 {
+		p, err := r.CommitAt(c.Parents[0])
+		if err != nil {
 			return "", fmt.Errorf("read the commit before run %.12s: %w", target.Run, err)
 		}
-		parent = pc.Hash
+		parent, pc = p.Hash, &p
 	}
 	paths, err := r.ChangedPaths(parent, c.Hash)
 	if err != nil {
@@ -120,12 +124,13 @@ func (s *Store) UndoConsolidate(ctx context.Context, run string) (string, error)
 	}
 	var files []staged
 	var gone []string
+	trees := r.Trees()
 	for _, rel := range paths {
-		after, err := noteAt(c, rel)
+		after, err := noteAt(r, trees, &c, rel)
 		if err != nil || after == nil {
 			continue
 		}
-		before, err := noteAt(pc, rel)
+		before, err := noteAt(r, trees, pc, rel)
 		if err != nil {
 			return "", err
 		}
@@ -167,22 +172,27 @@ func (s *Store) UndoConsolidate(ctx context.Context, run string) (string, error)
 	return head.String(), indexErr
 }
 
-func noteAt(c *object.Commit, rel string) (*note.Note, error) {
+// noteAt is the note rel at commit c (nil: no commit, no such file, or
+// not a note).
+func noteAt(r *gitsync.Repo, trees *gitsync.Trees, c *gitsync.Commit, rel string) (*note.Note, error) {
 	if c == nil {
 		return nil, nil
 	}
-	f, err := c.File(rel)
-	if errors.Is(err, object.ErrFileNotFound) {
+	blob, err := trees.BlobAt(c.Tree, rel)
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %.12s: %w", rel, c.Hash, err)
+	}
+	if blob.IsZero() {
 		return nil, nil
 	}
+	text, err := r.ReadBlob(blob, gitsync.MaxBlobBytes+1)
+	if errors.Is(err, gitsync.ErrNoObject) {
+		return nil, nil // as go-git's Commit.File says of a missing blob
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %.12s: %w", rel, c.Hash, err)
 	}
-	text, err := f.Contents()
-	if err != nil {
-		return nil, fmt.Errorf("read %s at %.12s: %w", rel, c.Hash, err)
-	}
-	n, err := note.Parse([]byte(text))
+	n, err := note.Parse(text)
 	if err != nil {
 		return nil, nil // not a note: nothing of ours to undo in it
 	}

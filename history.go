@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
-	"strings"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // Version is one state of a note file in memory/'s history: the commit
@@ -75,22 +71,20 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 	if err != nil {
 		return out, err
 	}
-	repo := r.Git()
-	dir, file := splitPath(rel)
-	byDir := map[plumbing.Hash]plumbing.Hash{} // directory tree -> the file's blob (zero: absent)
-	byCommit := map[plumbing.Hash]plumbing.Hash{}
-	blobOf := func(c *object.Commit) (plumbing.Hash, error) {
+	trees := r.Trees()
+	byCommit := map[gitsync.Hash]gitsync.Hash{} // commit -> the file's blob (zero: absent)
+	blobOf := func(c gitsync.Commit) (gitsync.Hash, error) {
 		if b, ok := byCommit[c.Hash]; ok {
 			return b, nil
 		}
-		b, err := blobIn(repo, c.TreeHash, dir, file, byDir)
+		b, err := trees.BlobAt(c.Tree, rel)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
+			return gitsync.Hash{}, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
 		}
 		byCommit[c.Hash] = b
 		return b, nil
 	}
-	out.Complete, err = r.WalkLog(ctx, maxCommits, func(c *object.Commit) (bool, error) {
+	out.Complete, err = r.WalkLog(ctx, maxCommits, func(c gitsync.Commit) (bool, error) {
 		out.Scanned++
 		blob, err := blobOf(c)
 		if err != nil {
@@ -99,8 +93,8 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 		// A version is a commit whose file differs from every parent's:
 		// a merge that took one side's version made nothing new.
 		changed, inParent := true, false
-		for _, ph := range c.ParentHashes {
-			p, err := repo.CommitObject(ph)
+		for _, ph := range c.Parents {
+			p, err := r.CommitAt(ph)
 			if err != nil {
 				return false, fmt.Errorf("parent %s: %w", ph, err)
 			}
@@ -119,16 +113,14 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 			// note, a root commit): no version.
 			return false, nil
 		}
-		v := Version{Commit: c.Hash.String(), Time: c.Committer.When.Format("2006-01-02T15:04:05-07:00"),
-			Machine: strings.TrimPrefix(c.Author.Email, "anamnesis@"), Subject: firstLine(c.Message), Deleted: blob.IsZero()}
+		v := Version{Commit: c.Hash.String(), Time: c.Time.Format("2006-01-02T15:04:05-07:00"),
+			Machine: c.Machine, Subject: firstLine(c.Message), Deleted: blob.IsZero()}
 		if !blob.IsZero() {
-			b, err := repo.BlobObject(blob)
+			b, err := r.ReadBlob(blob, maxVersionBytes)
 			if err != nil {
 				return false, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
 			}
-			if v.Content, err = readBlob(b); err != nil {
-				return false, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
-			}
+			v.Content = string(b)
 		}
 		out.Versions = append(out.Versions, v)
 		// The commit that added the file ends the walk.
@@ -140,61 +132,8 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 	return out, nil
 }
 
-// blobIn finds dir/file's blob in a tree (zero when absent); memo maps a
-// directory's tree hash to the answer, so unchanged directories are read
-// once.
-func blobIn(repo *git.Repository, tree plumbing.Hash, dir, file string, memo map[plumbing.Hash]plumbing.Hash) (plumbing.Hash, error) {
-	root, err := repo.TreeObject(tree)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	sub, key := root, plumbing.ZeroHash
-	if dir != "" {
-		e, err := root.FindEntry(dir)
-		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
-			return plumbing.ZeroHash, nil
-		}
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if b, ok := memo[e.Hash]; ok {
-			return b, nil
-		}
-		if sub, err = repo.TreeObject(e.Hash); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		key = e.Hash
-	}
-	var found plumbing.Hash
-	for _, e := range sub.Entries {
-		if e.Name == file && e.Mode.IsFile() {
-			found = e.Hash
-			break
-		}
-	}
-	if dir != "" {
-		memo[key] = found
-	}
-	return found, nil
-}
-
-func splitPath(rel string) (dir, file string) {
-	i := strings.LastIndex(rel, "/")
-	if i < 0 {
-		return "", rel
-	}
-	return rel[:i], rel[i+1:]
-}
-
-func readBlob(b *object.Blob) (string, error) {
-	rd, err := b.Reader()
-	if err != nil {
-		return "", err
-	}
-	defer rd.Close()
-	data, err := io.ReadAll(io.LimitReader(rd, 4<<20))
-	return string(data), err
-}
+// maxVersionBytes bounds what a version's content reads of its blob.
+const maxVersionBytes = 4 << 20
 
 // MachineActivity is what memory/'s history and the index say about one
 // machine.
@@ -249,7 +188,7 @@ func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineAc
 		if err != nil {
 			return nil, false, err
 		}
-		if complete, err = r.WalkLog(ctx, maxCommits, func(c *object.Commit) (bool, error) {
+		if complete, err = r.WalkLog(ctx, maxCommits, func(c gitsync.Commit) (bool, error) {
 			countCommit(c, get)
 			return false, nil
 		}); err != nil {
@@ -271,18 +210,14 @@ func (s *Store) Fleet(ctx context.Context, maxCommits int) (machines []MachineAc
 
 // countCommit adds one commit to its machine's activity (the walk is
 // newest first, so the first commit seen of a machine is its last).
-func countCommit(c *object.Commit, get func(string) *MachineActivity) {
-	m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
-	if !ok {
-		m = c.Author.Email // a commit made by hand: still a writer
-	}
-	a := get(m)
+func countCommit(c gitsync.Commit, get func(string) *MachineActivity) {
+	a := get(c.Machine) // a commit made by hand: its email, still a writer
 	a.Commits++
-	when := c.Committer.When.UTC().Format("2006-01-02T15:04:05Z")
+	when := c.Time.UTC().Format("2006-01-02T15:04:05Z")
 	if a.LastCommit == "" {
 		a.LastCommit, a.LastSubject = when, firstLine(c.Message)
 	}
-	if c.NumParents() > 1 && a.LastMerge == "" {
+	if len(c.Parents) > 1 && a.LastMerge == "" {
 		a.LastMerge = when
 	}
 }

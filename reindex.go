@@ -15,8 +15,6 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ReconcileReport says what a reconcile or rebuild changed in the index
@@ -238,13 +236,13 @@ func (s *Store) produceChanges(ctx context.Context, files []located, yield func(
 }
 
 // memoryHead is memory/'s HEAD, or zero when there is no repository yet.
-func (s *Store) memoryHead(ctx context.Context) (plumbing.Hash, error) {
+func (s *Store) memoryHead(ctx context.Context) (gitsync.Hash, error) {
 	if !s.hasRepo() {
-		return plumbing.ZeroHash, nil
+		return gitsync.Hash{}, nil
 	}
 	r, err := s.repo(ctx)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return gitsync.Hash{}, err
 	}
 	return r.Head()
 }
@@ -410,7 +408,7 @@ func (s *Store) reconcile(ctx context.Context, fromSync bool) (ReconcileReport, 
 // read and write of the last indexed commit is in this file.
 type indexState struct {
 	// head is memory/'s HEAD; zero without a repository or commits.
-	head plumbing.Hash
+	head gitsync.Hash
 	// current: the index records head as indexed.
 	current bool
 	// known: the index records a commit of head's history, and changed
@@ -442,10 +440,11 @@ func (s *Store) indexedSince(ctx context.Context) (indexState, error) {
 		st.current, st.known = true, true
 		return st, nil
 	}
-	if last == "" || !r.HasCommit(plumbing.NewHash(last)) {
+	lastHash, perr := gitsync.ParseHash(last)
+	if last == "" || perr != nil || !r.HasCommit(lastHash) {
 		return st, nil
 	}
-	st.changed, err = r.ChangedPaths(plumbing.NewHash(last), st.head)
+	st.changed, err = r.ChangedPaths(lastHash, st.head)
 	st.known = err == nil
 	return st, err
 }
@@ -457,7 +456,7 @@ func (s *Store) lastIndexedCommit(ctx context.Context) (string, error) {
 
 // setIndexed records head as the commit ix reflects (ix: the Store's
 // index, or a fresh one a rebuild fills).
-func setIndexed(ctx context.Context, ix *index.Index, head plumbing.Hash) error {
+func setIndexed(ctx context.Context, ix *index.Index, head gitsync.Hash) error {
 	if head.IsZero() {
 		return nil
 	}
@@ -487,7 +486,7 @@ func (s *Store) report(ctx context.Context, res index.Result) (ReconcileReport, 
 // advanceIndexedCommit records head as indexed when the index already
 // reflected before: the commit in between only contained files the index
 // has seen.
-func (s *Store) advanceIndexedCommit(ctx context.Context, before, head plumbing.Hash) error {
+func (s *Store) advanceIndexedCommit(ctx context.Context, before, head gitsync.Hash) error {
 	last, err := s.lastIndexedCommit(ctx)
 	if err != nil {
 		return err
@@ -701,25 +700,21 @@ func firstInHistory(ctx context.Context, r *gitsync.Repo, paths []string) []stri
 	if err != nil || head.IsZero() {
 		return paths
 	}
-	repo := r.Git()
+	trees := r.Trees()
 	type walk struct {
 		rel          string
-		queue        []plumbing.Hash
-		seen         map[plumbing.Hash]bool
+		queue        []gitsync.Hash
+		seen         map[gitsync.Hash]bool
 		later, ended bool
 	}
-	has := func(c *object.Commit, rel string) bool {
-		t, err := c.Tree()
-		if err != nil {
-			return false
-		}
-		_, err = t.FindEntry(rel)
-		return err == nil
+	has := func(c gitsync.Commit, rel string) bool {
+		b, err := trees.BlobAt(c.Tree, rel)
+		return err == nil && !b.IsZero()
 	}
 	ws := make([]*walk, 0, len(paths))
 	for _, p := range paths {
 		_, rel, _ := note.SplitHomePath(p)
-		ws = append(ws, &walk{rel: rel, queue: []plumbing.Hash{head}, seen: map[plumbing.Hash]bool{head: true}})
+		ws = append(ws, &walk{rel: rel, queue: []gitsync.Hash{head}, seen: map[gitsync.Hash]bool{head: true}})
 	}
 	left := len(ws)
 	for steps := 0; steps < historyBudget && left > 1 && ctx.Err() == nil; steps++ {
@@ -733,7 +728,7 @@ func firstInHistory(ctx context.Context, r *gitsync.Repo, paths []string) []stri
 				continue
 			}
 			active = true
-			c, err := repo.CommitObject(w.queue[0])
+			c, err := r.CommitAt(w.queue[0])
 			w.queue = w.queue[1:]
 			if err != nil {
 				w.ended = true
@@ -750,7 +745,7 @@ func firstInHistory(ctx context.Context, r *gitsync.Repo, paths []string) []stri
 				}
 				continue
 			}
-			for _, ph := range c.ParentHashes {
+			for _, ph := range c.Parents {
 				if !w.seen[ph] {
 					w.seen[ph] = true
 					w.queue = append(w.queue, ph)

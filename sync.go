@@ -12,7 +12,6 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // How long a write waits for memory/'s lock before leaving its note
@@ -86,7 +85,7 @@ func (s *Store) commitNew(ctx context.Context, rel, homePath string, indexed boo
 // before any sync; what says what happened (the message's body, as `git
 // log` shows it). indexed as in commitNew.
 func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool, what string) error {
-	_, err := s.commitNotesAs(ctx, rels, indexed, func(r *gitsync.Repo) (plumbing.Hash, bool, error) {
+	_, err := s.commitNotesAs(ctx, rels, indexed, func(r *gitsync.Repo) (gitsync.Hash, bool, error) {
 		return r.CommitPathsSaying(ctx, rels, what)
 	})
 	return err
@@ -94,31 +93,31 @@ func (s *Store) commitNotes(ctx context.Context, rels []string, indexed bool, wh
 
 // commitNotesMessage commits rels with a whole message of the caller's
 // ("": the usual one) and returns the new head (consolidation runs).
-func (s *Store) commitNotesMessage(ctx context.Context, rels []string, indexed bool, msg string) (plumbing.Hash, error) {
-	return s.commitNotesAs(ctx, rels, indexed, func(r *gitsync.Repo) (plumbing.Hash, bool, error) {
+func (s *Store) commitNotesMessage(ctx context.Context, rels []string, indexed bool, msg string) (gitsync.Hash, error) {
+	return s.commitNotesAs(ctx, rels, indexed, func(r *gitsync.Repo) (gitsync.Hash, bool, error) {
 		return r.CommitPathsMessage(ctx, rels, msg)
 	})
 }
 
 // commitNotesAs runs commit under memory/'s lock and moves the last
 // indexed commit along with it when the index already holds the change.
-func (s *Store) commitNotesAs(ctx context.Context, rels []string, indexed bool, commit func(*gitsync.Repo) (plumbing.Hash, bool, error)) (plumbing.Hash, error) {
+func (s *Store) commitNotesAs(ctx context.Context, rels []string, indexed bool, commit func(*gitsync.Repo) (gitsync.Hash, bool, error)) (gitsync.Hash, error) {
 	r, err := s.repo(ctx)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return gitsync.Hash{}, err
 	}
 	lock, err := s.lockForCommit(ctx, r.GitDir())
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return gitsync.Hash{}, err
 	}
 	defer lock.Release()
 	before, err := r.Head()
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return gitsync.Hash{}, err
 	}
 	head, _, err := commit(r)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
+		return gitsync.Hash{}, fmt.Errorf("commit %s: %w", strings.Join(rels, ", "), err)
 	}
 	if !indexed {
 		return head, nil

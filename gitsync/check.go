@@ -47,7 +47,7 @@ var ErrRefused = errors.New("refused")
 // above. Nothing of it was written: not to the worktree, the git index or
 // main; the objects stay unreachable in .git until git gc.
 type RefusedError struct {
-	Commit plumbing.Hash
+	Commit Hash
 	Path   string // the offending entry, "" when the commit itself is bad
 	Reason string
 }
@@ -256,13 +256,13 @@ func (v *verifier) commit(c plumbing.Hash) (plumbing.Hash, []plumbing.Hash, erro
 	data, err := v.g.rawObject(c, plumbing.CommitObject, maxCommitSize)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return plumbing.ZeroHash, nil, &RefusedError{Commit: c, Reason: "the hub did not send it or one of its objects"}
+			return plumbing.ZeroHash, nil, &RefusedError{Commit: Hash(c), Reason: "the hub did not send it or one of its objects"}
 		}
-		return plumbing.ZeroHash, nil, &RefusedError{Commit: c, Reason: err.Error()}
+		return plumbing.ZeroHash, nil, &RefusedError{Commit: Hash(c), Reason: err.Error()}
 	}
 	tree, parents, err := parseCommitHeader(data)
 	if err != nil {
-		return plumbing.ZeroHash, nil, &RefusedError{Commit: c, Reason: err.Error()}
+		return plumbing.ZeroHash, nil, &RefusedError{Commit: Hash(c), Reason: err.Error()}
 	}
 	return tree, parents, nil
 }
@@ -441,10 +441,10 @@ func (v *verifier) tree(ctx context.Context, c, h, base plumbing.Hash, dir strin
 		return err
 	}
 	refuse := func(name []byte, reason string) error {
-		return &RefusedError{Commit: c, Path: dir + string(name), Reason: reason}
+		return &RefusedError{Commit: Hash(c), Path: dir + string(name), Reason: reason}
 	}
 	if depth > MaxPathDepth {
-		return &RefusedError{Commit: c, Path: strings.TrimSuffix(dir, "/"),
+		return &RefusedError{Commit: Hash(c), Path: strings.TrimSuffix(dir, "/"),
 			Reason: fmt.Sprintf("directories nest deeper than a store needs (at most %d path components)", MaxPathDepth)}
 	}
 	entries, err := v.entries(h)
@@ -629,11 +629,11 @@ func (g *Repo) checkBlobSize(c plumbing.Hash, p string, h plumbing.Hash) error {
 	}
 	switch {
 	case errors.Is(err, plumbing.ErrObjectNotFound):
-		return &RefusedError{Commit: c, Path: p, Reason: "a file the hub did not send"}
+		return &RefusedError{Commit: Hash(c), Path: p, Reason: "a file the hub did not send"}
 	case err != nil:
 		return fmt.Errorf("read object %s: %w", h, err)
 	case size > MaxBlobBytes:
-		return &RefusedError{Commit: c, Path: p, Reason: fmt.Sprintf("a file of %d bytes (a note is at most %d)", size, MaxBlobBytes)}
+		return &RefusedError{Commit: Hash(c), Path: p, Reason: fmt.Sprintf("a file of %d bytes (a note is at most %d)", size, MaxBlobBytes)}
 	}
 	return nil
 }

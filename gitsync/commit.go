@@ -39,7 +39,7 @@ func (g *Repo) loadIndex() (*gitindex.Index, plumbing.Hash, error) {
 		sortIndex(idx)
 		return idx, mark, nil
 	}
-	head, herr := g.Head()
+	head, herr := g.head()
 	if herr != nil {
 		return nil, plumbing.ZeroHash, herr
 	}
@@ -389,7 +389,12 @@ func entryMap(idx *gitindex.Index) map[string]*gitindex.Entry {
 // CommitAll commits every change in the worktree (new, edited and deleted
 // files), as `git add -A && git commit` would. It returns the new head and
 // whether a commit was made. The caller holds the lock.
-func (g *Repo) CommitAll(ctx context.Context) (plumbing.Hash, bool, error) {
+func (g *Repo) CommitAll(ctx context.Context) (Hash, bool, error) {
+	h, ok, err := g.commitAll(ctx)
+	return Hash(h), ok, err
+}
+
+func (g *Repo) commitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 	idx, mark, err := g.loadIndex()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -414,14 +419,14 @@ func (g *Repo) CommitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 // CommitPaths commits the current content of the given worktree paths
 // (relative, forward slashes) without scanning anything else: the fast
 // path after writing one note. The caller holds the lock.
-func (g *Repo) CommitPaths(ctx context.Context, paths []string) (plumbing.Hash, bool, error) {
+func (g *Repo) CommitPaths(ctx context.Context, paths []string) (Hash, bool, error) {
 	return g.CommitPathsSaying(ctx, paths, "")
 }
 
 // CommitPathsSaying is CommitPaths with what happened (one or more
 // lines, "write semantic 01J…: title") as the commit message's body,
 // under the subject the Python tool's dashboard parses.
-func (g *Repo) CommitPathsSaying(ctx context.Context, paths []string, what string) (plumbing.Hash, bool, error) {
+func (g *Repo) CommitPathsSaying(ctx context.Context, paths []string, what string) (Hash, bool, error) {
 	msg := g.commitMessage()
 	if what = strings.TrimSpace(what); what != "" {
 		msg += "\n" + what + "\n"
@@ -432,7 +437,12 @@ func (g *Repo) CommitPathsSaying(ctx context.Context, paths []string, what strin
 // CommitPathsMessage is CommitPaths with a whole message of the caller's
 // ("": the usual one): a consolidation run's commit says what it did, so
 // that `consolidate --log` can list it and `--undo` find it.
-func (g *Repo) CommitPathsMessage(ctx context.Context, paths []string, msg string) (plumbing.Hash, bool, error) {
+func (g *Repo) CommitPathsMessage(ctx context.Context, paths []string, msg string) (Hash, bool, error) {
+	h, ok, err := g.commitPathsMessage(ctx, paths, msg)
+	return Hash(h), ok, err
+}
+
+func (g *Repo) commitPathsMessage(ctx context.Context, paths []string, msg string) (plumbing.Hash, bool, error) {
 	for _, p := range paths {
 		if err := g.realParents(p); err != nil {
 			return plumbing.ZeroHash, false, err
@@ -473,7 +483,7 @@ func (g *Repo) CommitPathsMessage(ctx context.Context, paths []string, msg strin
 
 // headTree is the tree main points at (zero before the first commit).
 func (g *Repo) headTree() (plumbing.Hash, error) {
-	head, err := g.Head()
+	head, err := g.head()
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -488,7 +498,7 @@ func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, mark plumbing.Ha
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	head, err := g.Head()
+	head, err := g.head()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -604,7 +614,7 @@ func (g *Repo) Dirty() (bool, error) {
 			return true, nil
 		}
 	}
-	head, err := g.Head()
+	head, err := g.head()
 	if err != nil {
 		return false, err
 	}

@@ -49,11 +49,11 @@ func FuzzIncoming(f *testing.F) {
 		}
 		b := &treeBuilder{r: r, data: data, outside: outside}
 		tree := b.tree(0)
-		c, err := r.writeCommit(tree, []plumbing.Hash{head}, "hub\n")
+		c, err := r.writeCommit(tree, []plumbing.Hash{plumbing.Hash(head)}, "hub\n")
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, mergeErr := r.Merge(ctx, c)
+		_, mergeErr := r.Merge(ctx, Hash(c))
 		if mergeErr != nil && !errors.Is(mergeErr, ErrRefused) && !errors.Is(mergeErr, ErrDirtyPath) {
 			// Any other failure must still leave the store intact; it is
 			// checked below like a success.

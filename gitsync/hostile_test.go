@@ -257,7 +257,7 @@ func TestHostileHubTreesAreRefused(t *testing.T) {
 			if tc.direct {
 				src := v.repo.Dir()
 				bad := commitOf(t, src, tc.build(t, src, goodTree, outside), good)
-				_, err := v.repo.Merge(ctx, plumbingHash(bad))
+				_, err := v.repo.Merge(ctx, Hash(plumbingHash(bad)))
 				if err == nil || !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.reason) {
 					t.Fatalf("merge of %s: %v", tc.name, err)
 				}

@@ -24,12 +24,12 @@ var ErrDirtyPath = errors.New("a note changed on disk during the sync")
 
 // MergeResult says what merging another head did.
 type MergeResult struct {
-	Old, New  plumbing.Hash // main before and after
-	UpToDate  bool          // theirs was already contained in ours
-	FastFwd   bool          // ours was contained in theirs
-	Merged    bool          // a merge commit with two parents was made
-	Changed   []string      // worktree paths written or removed
-	Conflicts []string      // conflict copies created
+	Old, New  Hash     // main before and after
+	UpToDate  bool     // theirs was already contained in ours
+	FastFwd   bool     // ours was contained in theirs
+	Merged    bool     // a merge commit with two parents was made
+	Changed   []string // worktree paths written or removed
+	Conflicts []string // conflict copies created
 }
 
 // change is one path's state after a commit relative to a base tree.
@@ -186,13 +186,14 @@ func mergeBase(l, r *object.Commit) (plumbing.Hash, error) {
 // three-way merge committed with two parents. The worktree is updated for
 // the changed paths only. The caller holds the lock and has committed
 // local changes first.
-func (g *Repo) Merge(ctx context.Context, theirs plumbing.Hash) (MergeResult, error) {
+func (g *Repo) Merge(ctx context.Context, theirsHash Hash) (MergeResult, error) {
+	theirs := plumbing.Hash(theirsHash)
 	res := MergeResult{}
-	head, err := g.Head()
+	head, err := g.head()
 	if err != nil {
 		return res, err
 	}
-	res.Old, res.New = head, head
+	res.Old, res.New = Hash(head), Hash(head)
 	if theirs.IsZero() || theirs == head {
 		res.UpToDate = true
 		return res, nil
@@ -392,11 +393,11 @@ func (g *Repo) mergeTrees(base map[string]entry, chL, chR map[string]change, our
 
 // finish moves the worktree, the index and main from res.Old to target.
 func (g *Repo) finish(ctx context.Context, res MergeResult, target plumbing.Hash) (MergeResult, error) {
-	changed, err := g.checkout(ctx, res.Old, target)
+	changed, err := g.checkout(ctx, plumbing.Hash(res.Old), target)
 	if err != nil {
 		return res, err
 	}
-	res.New, res.Changed = target, changed
+	res.New, res.Changed = Hash(target), changed
 	return res, nil
 }
 

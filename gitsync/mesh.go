@@ -83,11 +83,11 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 		var res MergeResult
 		var err error
 		for attempt := 0; attempt < 3; attempt++ {
-			res, err = g.Merge(ctx, heads[i])
+			res, err = g.Merge(ctx, Hash(heads[i]))
 			if !errors.Is(err, ErrDirtyPath) {
 				break
 			}
-			if _, _, cerr := g.CommitAll(ctx); cerr != nil {
+			if _, _, cerr := g.commitAll(ctx); cerr != nil {
 				return results, conflicts, cerr
 			}
 		}
@@ -162,7 +162,7 @@ func (s *isolatedRefs) PackRefs() error              { return nil }
 func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.Hash, bool, error) {
 	st := &isolatedRefs{Storage: filesystem.NewStorage(osfs.New(g.gitDir), cache.NewObjectLRUDefault()),
 		refs: map[plumbing.ReferenceName]*plumbing.Reference{}}
-	head, err := g.Head()
+	head, err := g.head()
 	if err == nil && !head.IsZero() {
 		st.refs[branchRef] = plumbing.NewHashReference(branchRef, head) // our history, so only new objects come
 	}

@@ -162,9 +162,6 @@ func (g *Repo) Dir() string { return g.dir }
 // GitDir is the .git directory.
 func (g *Repo) GitDir() string { return g.gitDir }
 
-// Git exposes the underlying go-git repository to tests and reports.
-func (g *Repo) Git() *git.Repository { return g.r }
-
 // signature is the author and committer of every commit made here. The
 // machine id is checked where it is configured, but this is the last
 // place before an object exists: an identity with '<', '>' or a newline
@@ -194,7 +191,13 @@ func (g *Repo) commitMessage() string {
 
 // Head returns the commit main points at, or the zero hash before the
 // first commit.
-func (g *Repo) Head() (plumbing.Hash, error) {
+func (g *Repo) Head() (Hash, error) {
+	h, err := g.head()
+	return Hash(h), err
+}
+
+// head is [Repo.Head] as go-git names it, for this package's own use.
+func (g *Repo) head() (plumbing.Hash, error) {
 	ref, err := g.r.Reference(branchRef, true)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
@@ -710,48 +713,13 @@ func createRefLock(lock string) (*os.File, error) {
 
 func blobHash(data []byte) plumbing.Hash { return plumbing.ComputeHash(plumbing.BlobObject, data) }
 
-// WalkLog calls fn with main's commits, newest first by committer time,
-// at most n of them, until fn asks to stop. complete reports that nothing
-// was left unread: the history ended, or fn stopped the walk. An empty
-// repository is complete at once.
-func (g *Repo) WalkLog(ctx context.Context, n int, fn func(*object.Commit) (stop bool, err error)) (complete bool, err error) {
-	head, err := g.Head()
-	if err != nil || head.IsZero() {
-		return err == nil, err
-	}
-	iter, err := g.r.Log(&git.LogOptions{From: head, Order: git.LogOrderCommitterTime})
-	if err != nil {
-		return false, fmt.Errorf("read history: %w", err)
-	}
-	defer iter.Close()
-	for i := 0; i <= n; i++ {
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-		c, err := iter.Next()
-		if errors.Is(err, io.EOF) {
-			return true, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("read history: %w", err)
-		}
-		if i == n {
-			return false, nil // one more than asked for: the walk was cut short
-		}
-		if stop, err := fn(c); err != nil || stop {
-			return err == nil, err
-		}
-	}
-	return false, nil
-}
-
 // LastCommitByMachine maps each machine id to the committer time of its
 // newest commit (authored anamnesis@MACHINE) among the newest n commits of
 // main, formatted as `git log --format=%cI` prints it. An empty repository
 // gives an empty map.
 func (g *Repo) LastCommitByMachine(ctx context.Context, n int) (map[string]string, error) {
 	out := map[string]string{}
-	_, err := g.WalkLog(ctx, n, func(c *object.Commit) (bool, error) {
+	_, err := g.walkLog(ctx, n, func(c *object.Commit) (bool, error) {
 		m, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
 		if ok && out[m] == "" {
 			out[m] = c.Committer.When.Format("2006-01-02T15:04:05-07:00")

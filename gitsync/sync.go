@@ -95,14 +95,14 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	if err := g.configure(opts.Remote, opts.Remote != ""); err != nil {
 		return rep, err
 	}
-	before, err := g.Head()
+	before, err := g.head()
 	if err != nil {
 		return rep, err
 	}
 	rep.Old = before.String()
 	opts.Progress("committing local notes")
 	g.tooLarge = nil
-	head, committed, err := g.CommitAll(ctx)
+	head, committed, err := g.commitAll(ctx)
 	rep.TooLarge = g.tooLarge
 	sort.Strings(rep.TooLarge) // the worktree is listed in no order
 	if err != nil {
@@ -117,7 +117,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 			rep.Fetched = rep.Fetched || p.Fetched
 			rep.Merged = rep.Merged || p.Merged
 		}
-		if h, herr := g.Head(); herr == nil {
+		if h, herr := g.head(); herr == nil {
 			rep.Head = h.String()
 		}
 		if err != nil {
@@ -145,11 +145,11 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 			g.beforeMerge()
 		}
 		opts.Progress("merging")
-		res, err := g.Merge(ctx, theirs)
+		res, err := g.Merge(ctx, Hash(theirs))
 		if errors.Is(err, ErrDirtyPath) && round < opts.MaxRetries {
 			// A note was edited while we merged: nothing was touched.
 			// Commit the edit and merge again.
-			if _, c, cerr := g.CommitAll(ctx); cerr != nil {
+			if _, c, cerr := g.commitAll(ctx); cerr != nil {
 				return rep, fmt.Errorf("commit local notes: %w", cerr)
 			} else if c {
 				rep.Committed = true
@@ -168,11 +168,11 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 		rep.FastForward = rep.FastForward || res.FastFwd
 		rep.ConflictCopies = append(rep.ConflictCopies, res.Conflicts...)
 		rep.Head = res.New.String()
-		if res.New.IsZero() || res.New == theirs {
+		if res.New.IsZero() || res.New == Hash(theirs) {
 			return rep, nil // nothing of ours the remote lacks
 		}
 		opts.Progress("pushing")
-		pushed, retry, err := g.push(ctx, opts, auth, branch, res.New)
+		pushed, retry, err := g.push(ctx, opts, auth, branch, plumbing.Hash(res.New))
 		if err != nil {
 			return rep, err
 		}
@@ -364,8 +364,8 @@ func isRejection(err error) bool {
 
 // ChangedPaths lists the paths whose content differs between two commits
 // (either may be zero, the empty tree).
-func (g *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
-	_, chs, err := g.diffCommits(from, to)
+func (g *Repo) ChangedPaths(from, to Hash) ([]string, error) {
+	_, chs, err := g.diffCommits(plumbing.Hash(from), plumbing.Hash(to))
 	if err != nil {
 		return nil, err
 	}
@@ -378,8 +378,8 @@ func (g *Repo) ChangedPaths(from, to plumbing.Hash) ([]string, error) {
 }
 
 // HasCommit reports whether h names a commit in this repository.
-func (g *Repo) HasCommit(h plumbing.Hash) bool {
-	_, err := g.r.CommitObject(h)
+func (g *Repo) HasCommit(h Hash) bool {
+	_, err := g.r.CommitObject(plumbing.Hash(h))
 	return err == nil
 }
 

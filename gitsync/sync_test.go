@@ -15,7 +15,6 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 var ctx = context.Background()
@@ -323,7 +322,7 @@ func TestMergeRefusesToOverwriteUntrackedFile(t *testing.T) {
 		t.Fatalf("fetch: %v %v", fetched, err)
 	}
 	before, _ := b.repo.Head()
-	_, err = b.repo.Merge(ctx, theirs)
+	_, err = b.repo.Merge(ctx, Hash(theirs))
 	if !errors.Is(err, ErrDirtyPath) {
 		t.Fatalf("want ErrDirtyPath, got %v", err)
 	}
@@ -738,7 +737,7 @@ func TestWalkLog(t *testing.T) {
 	want := strings.Fields(testutil.Git(t, a.repo.dir, "log", "--format=%H"))
 	walk := func(n, stopAt int) ([]string, bool) {
 		var seen []string
-		complete, err := a.repo.WalkLog(ctx, n, func(c *object.Commit) (bool, error) {
+		complete, err := a.repo.WalkLog(ctx, n, func(c Commit) (bool, error) {
 			seen = append(seen, c.Hash.String())
 			return len(seen) == stopAt, nil
 		})

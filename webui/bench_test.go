@@ -214,7 +214,7 @@ func notesIn(dir string) ([]string, error) {
 // note-after-commit makes a commit (a write through the Store, not
 // timed) before each view, so the version index extends by one commit,
 // as after every Claude session's write; note-restart is a new server
-// reading the kept version index (state/webui-versions.gob) and showing
+// reading the kept version index (state/webui-versions.bin) and showing
 // a note: what the first page of a restarted `anamnesis ui` costs, from
 // the moment the server exists. The first build of the
 // index is reported once (BuildVersions). Fleet is measured with
@@ -228,7 +228,7 @@ func BenchmarkPages10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	os.Remove(filepath.Join(home, "state", "webui-versions.gob"))
+	os.Remove(filepath.Join(home, "state", "webui-versions.bin"))
 	start := time.Now()
 	srv := newServer(b, s)
 	// Printed rather than logged: it is a figure make bench shows.

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,11 +13,8 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // versionIndex records, for every file of memory/, the commits that
@@ -37,11 +33,11 @@ type versionIndex struct {
 	mu      sync.Mutex
 	file    string // where it is kept; "" keeps nothing
 	dir     string // memory/
-	repo    *git.Repository
+	repo    *gitsync.Repo
 	data    versionData
-	seen    map[plumbing.Hash]int32 // commit -> index in data.Commits
-	ready   bool                    // built up to data.Head at least once
-	unsaved int                     // commits indexed since the file was written
+	seen    map[gitsync.Hash]int32 // commit -> index in data.Commits
+	ready   bool                   // built up to data.Head at least once
+	unsaved int                    // commits indexed since the file was written
 }
 
 // versionFormat changes when versionData's meaning does; a file of
@@ -86,20 +82,22 @@ func newVersionIndex(home string) *versionIndex {
 
 // open loads the kept index and the repository; without a repository
 // there is nothing to index (ok false).
-func (v *versionIndex) open() (ok bool, err error) {
+func (v *versionIndex) open(ctx context.Context) (ok bool, err error) {
 	if v.repo != nil {
 		return true, nil
 	}
 	if _, err := os.Stat(filepath.Join(v.dir, ".git")); err != nil {
 		return false, nil
 	}
-	r, err := git.PlainOpen(v.dir)
+	// Only read here: no machine to commit as, and the repository
+	// exists, so Open does not create one.
+	r, err := gitsync.Open(ctx, v.dir, "", nil)
 	if err != nil {
 		return false, fmt.Errorf("open %s: %w", v.dir, err)
 	}
 	v.repo = r
 	v.data = versionData{Format: versionFormat, Paths: map[string][]changeRec{}}
-	v.seen = map[plumbing.Hash]int32{}
+	v.seen = map[gitsync.Hash]int32{}
 	if v.file == "" {
 		return true, nil
 	}
@@ -117,8 +115,12 @@ func (v *versionIndex) open() (ok bool, err error) {
 	// A kept head that is no longer in the repository (history rewritten
 	// by hand) makes the index untrustworthy: rebuild.
 	if d.Head != "" {
-		if _, err := r.CommitObject(plumbing.NewHash(d.Head)); err != nil {
-			v.seen = map[plumbing.Hash]int32{}
+		h, err := gitsync.ParseHash(d.Head)
+		if err == nil {
+			_, err = r.CommitAt(h)
+		}
+		if err != nil {
+			v.seen = map[gitsync.Hash]int32{}
 			return true, nil
 		}
 	}
@@ -131,14 +133,18 @@ func (v *versionIndex) open() (ok bool, err error) {
 // keepLater leaves saving to a later update unless saveEvery commits
 // are waiting.
 func (v *versionIndex) update(ctx context.Context, head string, keepLater bool) error {
-	ok, err := v.open()
+	ok, err := v.open(ctx)
 	if err != nil || !ok {
 		return err
 	}
 	if head == "" || head == v.data.Head {
 		return nil
 	}
-	added, err := v.extend(ctx, plumbing.NewHash(head))
+	h, err := gitsync.ParseHash(head)
+	if err != nil {
+		return err
+	}
+	added, err := v.extend(ctx, h)
 	if err != nil {
 		return err
 	}
@@ -153,10 +159,10 @@ func (v *versionIndex) update(ctx context.Context, head string, keepLater bool) 
 
 // extend indexes every commit reachable from head that is not indexed
 // yet, and returns how many it added.
-func (v *versionIndex) extend(ctx context.Context, head plumbing.Hash) (int, error) {
-	var todo []*object.Commit
-	stack := []plumbing.Hash{head}
-	queued := map[plumbing.Hash]bool{head: true}
+func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, error) {
+	var todo []gitsync.Commit
+	stack := []gitsync.Hash{head}
+	queued := map[gitsync.Hash]bool{head: true}
 	for len(stack) > 0 {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -166,28 +172,28 @@ func (v *versionIndex) extend(ctx context.Context, head plumbing.Hash) (int, err
 		if _, ok := v.seen[h]; ok {
 			continue
 		}
-		c, err := v.repo.CommitObject(h)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
+		c, err := v.repo.CommitAt(h)
+		if errors.Is(err, gitsync.ErrNoObject) {
 			continue // a shallow clone's boundary
 		}
 		if err != nil {
-			return 0, fmt.Errorf("commit %s: %w", h, err)
+			return 0, err
 		}
 		todo = append(todo, c)
-		for _, p := range c.ParentHashes {
+		for _, p := range c.Parents {
 			if !queued[p] {
 				queued[p] = true
 				stack = append(stack, p)
 			}
 		}
 	}
-	gens := map[plumbing.Hash]int32{}
-	byHash := make(map[plumbing.Hash]*object.Commit, len(todo))
-	for _, c := range todo {
-		byHash[c.Hash] = c
+	gens := map[gitsync.Hash]int32{}
+	byHash := make(map[gitsync.Hash]*gitsync.Commit, len(todo))
+	for i := range todo {
+		byHash[todo[i].Hash] = &todo[i]
 	}
-	var gen func(h plumbing.Hash) int32
-	gen = func(h plumbing.Hash) int32 {
+	var gen func(h gitsync.Hash) int32
+	gen = func(h gitsync.Hash) int32 {
 		if i, ok := v.seen[h]; ok {
 			return v.data.Commits[i].Gen
 		}
@@ -199,13 +205,13 @@ func (v *versionIndex) extend(ctx context.Context, head plumbing.Hash) (int, err
 			return 0 // beyond a shallow clone's boundary
 		}
 		g := int32(1)
-		for _, p := range c.ParentHashes {
+		for _, p := range c.Parents {
 			g = max(g, gen(p)+1)
 		}
 		gens[h] = g
 		return g
 	}
-	trees := map[plumbing.Hash]*object.Tree{} // small cache for this extension
+	trees := v.repo.Trees() // for this extension: consecutive commits share directories
 	for _, c := range todo {
 		gen(c.Hash)
 	}
@@ -216,191 +222,52 @@ func (v *versionIndex) extend(ctx context.Context, head plumbing.Hash) (int, err
 		if err := v.addCommit(c, gens[c.Hash], trees); err != nil {
 			return 0, err
 		}
-		if len(trees) > 64 {
-			clear(trees)
-		}
 	}
 	return len(todo), nil
-}
-
-func (v *versionIndex) tree(h plumbing.Hash, cache map[plumbing.Hash]*object.Tree) (*object.Tree, error) {
-	if h.IsZero() {
-		return &object.Tree{}, nil
-	}
-	if t := cache[h]; t != nil {
-		return t, nil
-	}
-	t, err := v.repo.TreeObject(h)
-	if err != nil {
-		return nil, err
-	}
-	cache[h] = t
-	return t, nil
-}
-
-// diffTrees calls fn for each file whose blob differs between trees a
-// and b (zero: absent), descending only into subtrees whose hashes
-// differ, so a commit costs the directories it touched.
-func (v *versionIndex) diffTrees(a, b plumbing.Hash, prefix string, cache map[plumbing.Hash]*object.Tree, fn func(path string, from, to plumbing.Hash)) error {
-	if a == b {
-		return nil
-	}
-	ta, err := v.tree(a, cache)
-	if err != nil {
-		return err
-	}
-	tb, err := v.tree(b, cache)
-	if err != nil {
-		return err
-	}
-	type side struct {
-		hash plumbing.Hash
-		dir  bool
-	}
-	visit := func(name string, x, y side) error {
-		if x.hash == y.hash && x.dir == y.dir {
-			return nil
-		}
-		p := prefix + name
-		var xa, ya plumbing.Hash // subtree hashes
-		var xf, yf plumbing.Hash // file blobs
-		if x.dir {
-			xa = x.hash
-		} else {
-			xf = x.hash
-		}
-		if y.dir {
-			ya = y.hash
-		} else {
-			yf = y.hash
-		}
-		if !xa.IsZero() || !ya.IsZero() {
-			if err := v.diffTrees(xa, ya, p+"/", cache, fn); err != nil {
-				return err
-			}
-		}
-		if xf != yf {
-			fn(p, xf, yf)
-		}
-		return nil
-	}
-	// Entries are in git's order (a directory sorts as if its name ended
-	// in "/"), so one merge pass pairs them without a map: a commit's
-	// cost is this pass over the directories it touched.
-	key := func(e *object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
-	i, j := 0, 0
-	for i < len(ta.Entries) || j < len(tb.Entries) {
-		var x, y side
-		var name string
-		switch {
-		case j == len(tb.Entries) || i < len(ta.Entries) && key(&ta.Entries[i]) < key(&tb.Entries[j]):
-			e := &ta.Entries[i]
-			x, name = side{e.Hash, e.Mode == filemode.Dir}, e.Name
-			i++
-		case i == len(ta.Entries) || key(&ta.Entries[i]) > key(&tb.Entries[j]):
-			e := &tb.Entries[j]
-			y, name = side{e.Hash, e.Mode == filemode.Dir}, e.Name
-			j++
-		default:
-			ea, eb := &ta.Entries[i], &tb.Entries[j]
-			x, y, name = side{ea.Hash, ea.Mode == filemode.Dir}, side{eb.Hash, eb.Mode == filemode.Dir}, eb.Name
-			i++
-			j++
-		}
-		if err := visit(name, x, y); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// blobAt finds path's blob in a tree (zero when absent).
-func (v *versionIndex) blobAt(root plumbing.Hash, path string, cache map[plumbing.Hash]*object.Tree) (plumbing.Hash, error) {
-	h := root
-	for {
-		t, err := v.tree(h, cache)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		name, rest, more := strings.Cut(path, "/")
-		var found *object.TreeEntry
-		for i := range t.Entries {
-			if t.Entries[i].Name == name {
-				found = &t.Entries[i]
-				break
-			}
-		}
-		if found == nil {
-			return plumbing.ZeroHash, nil
-		}
-		if !more {
-			if found.Mode == filemode.Dir {
-				return plumbing.ZeroHash, nil
-			}
-			return found.Hash, nil
-		}
-		if found.Mode != filemode.Dir {
-			return plumbing.ZeroHash, nil
-		}
-		h, path = found.Hash, rest
-	}
 }
 
 // addCommit records commit c and the files it gave a new version: those
 // whose blob differs from every parent's (a merge that took one side's
 // version made nothing new), as Store.History defines a version.
-func (v *versionIndex) addCommit(c *object.Commit, gen int32, cache map[plumbing.Hash]*object.Tree) error {
+func (v *versionIndex) addCommit(c gitsync.Commit, gen int32, trees *gitsync.Trees) error {
 	idx := int32(len(v.data.Commits))
-	_, zone := c.Committer.When.Zone()
-	machine, ok := strings.CutPrefix(c.Author.Email, "anamnesis@")
-	if !ok {
-		machine = c.Author.Email // a commit made by hand: still a writer
-	}
-	v.data.Commits = append(v.data.Commits, commitRec{Hash: c.Hash, Unix: c.Committer.When.Unix(), Zone: int32(zone),
-		Machine: machine, Subject: firstLine(c.Message), Merge: len(c.ParentHashes) > 1, Gen: gen})
+	_, zone := c.Time.Zone()
+	v.data.Commits = append(v.data.Commits, commitRec{Hash: c.Hash, Unix: c.Time.Unix(), Zone: int32(zone),
+		Machine: c.Machine, Subject: firstLine(c.Message), Merge: len(c.Parents) > 1, Gen: gen})
 	v.seen[c.Hash] = idx
-	var parents []plumbing.Hash // their root trees
-	for _, ph := range c.ParentHashes {
-		p, err := v.repo.CommitObject(ph)
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
+	var parents []gitsync.Hash // their root trees
+	for _, ph := range c.Parents {
+		p, err := v.repo.CommitAt(ph)
+		if errors.Is(err, gitsync.ErrNoObject) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("parent %s of %s: %w", ph, c.Hash, err)
+			return fmt.Errorf("parent of %s: %w", c.Hash, err)
 		}
-		parents = append(parents, p.TreeHash)
+		parents = append(parents, p.Tree)
 	}
-	first := plumbing.ZeroHash
+	var first gitsync.Hash // a root commit's files are all new
 	if len(parents) > 0 {
 		first = parents[0]
 	}
-	var derr error
-	err := v.diffTrees(first, c.TreeHash, "", cache, func(path string, from, to plumbing.Hash) {
-		if derr != nil || !strings.HasSuffix(path, ".md") {
-			return
+	err := trees.ChangedFiles(first, c.Tree, func(path string, from, to gitsync.Hash) error {
+		if !strings.HasSuffix(path, ".md") {
+			return nil
 		}
 		inParent := !from.IsZero()
 		for _, pt := range parents[min(1, len(parents)):] {
-			b, err := v.blobAt(pt, path, cache)
+			b, err := trees.BlobAt(pt, path)
 			if err != nil {
-				derr = err
-				return
+				return err
 			}
 			if b == to {
-				return // another parent's version: nothing new
+				return nil // another parent's version: nothing new
 			}
 			inParent = inParent || !b.IsZero()
 		}
 		v.data.Paths[path] = append(v.data.Paths[path], changeRec{Commit: idx, Blob: to, Added: !inParent})
+		return nil
 	})
-	if err == nil {
-		err = derr
-	}
 	if err != nil {
 		return fmt.Errorf("changes of %s: %w", c.Hash, err)
 	}
@@ -470,7 +337,7 @@ func (v *versionIndex) history(rel string, from, limit int) (anamnesis.History, 
 			break
 		}
 		cr := v.data.Commits[c.Commit]
-		ver := anamnesis.Version{Commit: plumbing.Hash(cr.Hash).String(),
+		ver := anamnesis.Version{Commit: gitsync.Hash(cr.Hash).String(),
 			Time:    time.Unix(cr.Unix, 0).In(time.FixedZone("", int(cr.Zone))).Format("2006-01-02T15:04:05-07:00"),
 			Machine: cr.Machine, Subject: cr.Subject, Deleted: c.Blob == [20]byte{}}
 		if !ver.Deleted {
@@ -485,17 +352,8 @@ func (v *versionIndex) history(rel string, from, limit int) (anamnesis.History, 
 	return out, total, nil
 }
 
-func (v *versionIndex) blob(h plumbing.Hash) (string, error) {
-	b, err := v.repo.BlobObject(h)
-	if err != nil {
-		return "", err
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return "", err
-	}
-	defer rd.Close()
-	data, err := io.ReadAll(io.LimitReader(rd, 4<<20))
+func (v *versionIndex) blob(h gitsync.Hash) (string, error) {
+	data, err := v.repo.ReadBlob(h, 4<<20)
 	return string(data), err
 }
 
@@ -698,7 +556,10 @@ func decodeVersions(b []byte) (versionData, error) {
 // at is the version of rel that commit made, content included; ok is
 // false when that commit made no version of it.
 func (v *versionIndex) at(rel, commit string) (ver anamnesis.Version, ok bool, err error) {
-	h := plumbing.NewHash(commit)
+	h, err := gitsync.ParseHash(commit)
+	if err != nil {
+		return ver, false, nil
+	}
 	i, known := v.seen[h]
 	if !known || h.String() != commit {
 		return ver, false, nil
@@ -750,7 +611,7 @@ func (v *versionIndex) whoMade(rel, blobPrefix, body string) (machine, when stri
 	for _, c := range v.sorted(rel) {
 		cr := v.data.Commits[c.Commit]
 		if blobPrefix != "" {
-			if !strings.HasPrefix(plumbing.Hash(c.Blob).String(), blobPrefix) {
+			if !strings.HasPrefix(gitsync.Hash(c.Blob).String(), blobPrefix) {
 				continue
 			}
 		} else {
