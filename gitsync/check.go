@@ -727,6 +727,35 @@ func (g *Repo) packFiles() map[string]bool {
 	return out
 }
 
+// removeOrphanPackFiles removes what a fetch killed half way left in
+// .git/objects/pack: go-git writes a pack's .idx in place and only then
+// renames the pack beside it, so a kill in between leaves an .idx with no
+// .pack, possibly truncated. A later fetch that brings the same pack
+// (the same sync run again: the same checksum) finds that .idx, keeps it
+// as it is and renames the pack next to it, and objects of the pack then
+// cannot be read ("object not found" in the repository's own history).
+// An .idx with no pack serves nothing, so it goes; so do go-git's
+// temporary pack files. The caller holds the lock.
+func (g *Repo) removeOrphanPackFiles() {
+	dir := filepath.Join(g.gitDir, "objects", "pack")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	packs := g.packFiles()
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, "tmp_pack_") || strings.HasPrefix(name, "tmp_idx_"):
+			os.Remove(filepath.Join(dir, name))
+		case strings.HasSuffix(name, ".idx") || strings.HasSuffix(name, ".rev"):
+			if !packs[strings.TrimSuffix(strings.TrimSuffix(name, ".idx"), ".rev")] {
+				os.Remove(filepath.Join(dir, name))
+			}
+		}
+	}
+}
+
 // discardRefused removes the packs that appeared since before and hold
 // the refused fetch's tip: what a refused hub or peer sent never stays
 // in .git (git fsck would report its objects, and nothing may ever read

@@ -505,3 +505,36 @@ func TestWriteAfterAKilledCheckoutKeepsThePull(t *testing.T) {
 		t.Errorf("worktree and commit disagree:\n%s", st)
 	}
 }
+
+// TestOrphanIndexOfAKilledFetchIsRemoved: go-git writes a pack's .idx
+// before renaming the pack into place; a sync killed in between leaves an
+// .idx alone, possibly truncated. The next fetch of the same pack kept
+// that .idx beside the new pack, and the repository's own history could
+// no longer be read (seen in TestKilledSyncsLoseNothing under load). A
+// sync removes such leftovers first.
+func TestOrphanIndexOfAKilledFetchIsRemoved(t *testing.T) {
+	hub := testutil.BareHub(t)
+	a := newMachine(t, "a", hub)
+	a.write(mkNote(a, "first", "one"))
+	a.sync()
+	dir := filepath.Join(a.repo.GitDir(), "objects", "pack")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(dir, "pack-"+strings.Repeat("ab", 20)+".idx")
+	tmp := filepath.Join(dir, "tmp_pack_123")
+	for _, p := range []string{orphan, tmp} {
+		if err := os.WriteFile(p, []byte("\xfftOc\x00\x00"), 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.advance()
+	a.write(mkNote(a, "second", "two"))
+	a.sync()
+	for _, p := range []string{orphan, tmp} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", filepath.Base(p))
+		}
+	}
+	a.fsck()
+}

@@ -92,6 +92,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	if _, err := repairTrackingRefs(g.gitDir); err != nil {
 		return rep, err
 	}
+	g.removeOrphanPackFiles()
 	if err := g.configure(opts.Remote, opts.Remote != ""); err != nil {
 		return rep, err
 	}
