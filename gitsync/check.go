@@ -475,14 +475,14 @@ func (v *verifier) tree(ctx context.Context, c, h, base plumbing.Hash, dir strin
 		// a directory of one name are not always neighbours: "a", "a.b",
 		// "a/"; the case-folded comparison below catches those).
 		if i > 0 {
-			switch cmp := compareSortKeys(e.name, e.dir, entries[i-1].name, entries[i-1].dir); {
+			switch cmp := compareTreeKeys(e.name, e.dir, entries[i-1].name, entries[i-1].dir); {
 			case cmp == 0:
 				return refuse(e.name, "a name given twice in one directory")
 			case cmp < 0:
 				return refuse(e.name, "tree entries out of order")
 			}
 		}
-		for j < len(old) && compareSortKeys(old[j].name, old[j].dir, e.name, e.dir) < 0 {
+		for j < len(old) && compareTreeKeys(old[j].name, old[j].dir, e.name, e.dir) < 0 {
 			j++
 		}
 		if j < len(old) && old[j].hash == e.hash && bytes.Equal(old[j].mode, e.mode) && bytes.Equal(old[j].name, e.name) {
@@ -563,32 +563,6 @@ func (v *verifier) caseTwins(entries []treeEntry, n int, name func(int) []byte, 
 		v.folded[k] = e.name
 	}
 	return nil
-}
-
-// compareSortKeys compares two entries as git orders them: by name, a
-// directory's name followed by '/'.
-func compareSortKeys(a []byte, aDir bool, b []byte, bDir bool) int {
-	n := min(len(a), len(b))
-	if c := bytes.Compare(a[:n], b[:n]); c != 0 {
-		return c
-	}
-	next := func(s []byte, dir bool) int {
-		if len(s) > n {
-			return int(s[n])
-		}
-		if dir {
-			return '/'
-		}
-		return -1 // the end of a file's name
-	}
-	ca, cb := next(a, aDir), next(b, bDir)
-	switch {
-	case ca < cb:
-		return -1
-	case ca > cb:
-		return 1
-	}
-	return 0
 }
 
 // foldHash is FNV-1a of the name's case-folded bytes (ASCII folded, and

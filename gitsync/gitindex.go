@@ -315,14 +315,22 @@ func parseRawTreeEntry(raw []byte, off int) (rawTreeEntry, error) {
 	return e, nil
 }
 
-// compareTreeKeys orders two entries as git sorts a tree (a directory as
-// its name followed by "/").
-func compareTreeKeys(a []byte, aDir bool, b []byte, bDir bool) int {
+// compareTreeKeys orders two entries as git sorts a tree: by name, a
+// directory as its name followed by "/" (so "a.b" < "a/" < "a0"). The
+// one comparison behind tree building, merging, the git index and the
+// checks of incoming trees; names as strings or raw bytes, compared
+// without converting (no allocation in a sort).
+func compareTreeKeys[A, B ~string | ~[]byte](a A, aDir bool, b B, bDir bool) int {
 	n := min(len(a), len(b))
-	if c := bytes.Compare(a[:n], b[:n]); c != 0 {
-		return c
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			if a[i] < b[i] {
+				return -1
+			}
+			return 1
+		}
 	}
-	ca, cb := -1, -1
+	ca, cb := -1, -1 // the end of a file's name
 	if len(a) > n {
 		ca = int(a[n])
 	} else if aDir {

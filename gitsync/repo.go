@@ -414,7 +414,7 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 	out := make([]byte, 0, len(raw)+len(add)*64)
 	di, entries := 0, len(add)
 	err = walkRawTree(raw, func(start, end int, mode filemode.FileMode, name []byte, _ plumbing.Hash) {
-		for len(add) > 0 && gitKeyLess(add[0].Name, add[0].Mode == filemode.Dir, name, mode == filemode.Dir) {
+		for len(add) > 0 && compareTreeKeys(add[0].Name, add[0].Mode == filemode.Dir, name, mode == filemode.Dir) < 0 {
 			out = appendTreeEntry(out, add[0])
 			add = add[1:]
 		}
@@ -461,27 +461,6 @@ func walkRawTree(raw []byte, fn func(start, end int, mode filemode.FileMode, nam
 		off = end
 	}
 	return nil
-}
-
-// gitKeyLess compares two entries in git's tree order, a directory
-// sorting as its name followed by "/".
-func gitKeyLess(a string, aDir bool, b []byte, bDir bool) bool {
-	n := min(len(a), len(b))
-	if c := strings.Compare(a[:n], string(b[:n])); c != 0 {
-		return c < 0
-	}
-	var ca, cb int = -1, -1 // end of name
-	if len(a) > n {
-		ca = int(a[n])
-	} else if aDir {
-		ca = '/'
-	}
-	if len(b) > n {
-		cb = int(b[n])
-	} else if bDir {
-		cb = '/'
-	}
-	return ca < cb
 }
 
 func appendTreeEntry(out []byte, e object.TreeEntry) []byte {
