@@ -31,6 +31,7 @@ import (
 // all the fleet page needs: no log walk per page there either.
 type versionIndex struct {
 	mu      sync.Mutex
+	home    string // the store, below which no link is followed
 	file    string // where it is kept; "" keeps nothing
 	dir     string // memory/
 	repo    *gitsync.Repo
@@ -75,6 +76,7 @@ type changeRec struct {
 
 func newVersionIndex(home string) *versionIndex {
 	return &versionIndex{
+		home: home,
 		file: filepath.Join(home, "state", "webui-versions.bin"),
 		dir:  filepath.Join(home, note.PortableDir),
 	}
@@ -286,28 +288,10 @@ func (v *versionIndex) save() {
 	if v.file == "" {
 		return
 	}
-	if writeFileAtomic(v.file, encodeVersions(&v.data)) == nil {
+	// A cache: no fsync, but never half a file nor through a link.
+	if note.ReplaceFileIn(v.home, v.file, encodeVersions(&v.data)) == nil {
 		v.unsaved = 0
 	}
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".webui-versions-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // versionsShown is how many versions a note page shows: a note
