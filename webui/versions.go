@@ -37,7 +37,6 @@ type versionIndex struct {
 	repo    *gitsync.Repo
 	data    versionData
 	seen    map[gitsync.Hash]int32 // commit -> index in data.Commits
-	ready   bool                   // built up to data.Head at least once
 	unsaved int                    // commits indexed since the file was written
 }
 
@@ -127,7 +126,6 @@ func (v *versionIndex) open(ctx context.Context) (ok bool, err error) {
 		}
 	}
 	v.data = d
-	v.ready = true
 	return true, nil
 }
 
@@ -151,7 +149,6 @@ func (v *versionIndex) update(ctx context.Context, head string, keepLater bool) 
 		return err
 	}
 	v.data.Head = head
-	v.ready = true
 	v.unsaved += added
 	if v.unsaved >= saveEvery || v.unsaved > 0 && !keepLater {
 		v.save()
