@@ -317,20 +317,30 @@ func (v *versionIndex) history(rel string, from, limit int) (anamnesis.History, 
 			out.Complete = false
 			break
 		}
-		cr := v.data.Commits[c.Commit]
-		ver := anamnesis.Version{Commit: gitsync.Hash(cr.Hash).String(),
-			Time:    time.Unix(cr.Unix, 0).In(time.FixedZone("", int(cr.Zone))).Format("2006-01-02T15:04:05-07:00"),
-			Machine: cr.Machine, Subject: cr.Subject, Deleted: c.Blob == [20]byte{}}
-		if !ver.Deleted {
-			s, err := v.blob(c.Blob)
-			if err != nil {
-				return out, total, fmt.Errorf("read %s at %s: %w", rel, ver.Commit, err)
-			}
-			ver.Content = s
+		ver, err := v.version(rel, c)
+		if err != nil {
+			return out, total, err
 		}
 		out.Versions = append(out.Versions, ver)
 	}
 	return out, total, nil
+}
+
+// version is the Version change c made of rel, content included (none
+// for a deletion), shown in the committer's own time zone.
+func (v *versionIndex) version(rel string, c changeRec) (anamnesis.Version, error) {
+	cr := v.data.Commits[c.Commit]
+	ver := anamnesis.Version{Commit: gitsync.Hash(cr.Hash).String(),
+		Time:    time.Unix(cr.Unix, 0).In(time.FixedZone("", int(cr.Zone))).Format("2006-01-02T15:04:05-07:00"),
+		Machine: cr.Machine, Subject: cr.Subject, Deleted: c.Blob == [20]byte{}}
+	if !ver.Deleted {
+		s, err := v.blob(c.Blob)
+		if err != nil {
+			return ver, fmt.Errorf("read %s at %s: %w", rel, ver.Commit, err)
+		}
+		ver.Content = s
+	}
+	return ver, nil
 }
 
 func (v *versionIndex) blob(h gitsync.Hash) (string, error) {
@@ -549,15 +559,8 @@ func (v *versionIndex) at(rel, commit string) (ver anamnesis.Version, ok bool, e
 		if c.Commit != i {
 			continue
 		}
-		cr := v.data.Commits[i]
-		ver = anamnesis.Version{Commit: commit, Time: time.Unix(cr.Unix, 0).In(time.FixedZone("", int(cr.Zone))).Format("2006-01-02T15:04:05-07:00"),
-			Machine: cr.Machine, Subject: cr.Subject, Deleted: c.Blob == [20]byte{}}
-		if !ver.Deleted {
-			if ver.Content, err = v.blob(c.Blob); err != nil {
-				return ver, false, fmt.Errorf("read %s at %s: %w", rel, commit, err)
-			}
-		}
-		return ver, true, nil
+		ver, err = v.version(rel, c)
+		return ver, err == nil, err
 	}
 	return ver, false, nil
 }
