@@ -529,14 +529,7 @@ func sideBySide(a, b string) []sideRow {
 			rows = append(rows, sideRow{Left: &lines[i], Right: &lines[i]})
 			i++
 		default:
-			d := i
-			for d < len(lines) && lines[d].Op == '-' {
-				d++
-			}
-			e := d
-			for e < len(lines) && lines[e].Op == '+' {
-				e++
-			}
+			d, e := changeRun(lines, i)
 			for k := 0; k < max(d-i, e-d); k++ {
 				var r sideRow
 				if i+k < d {

@@ -108,6 +108,21 @@ func diffLines(a, b string, context int) []DiffLine {
 	return out
 }
 
+// changeRun finds the change starting at lines[i]: its removed lines
+// are lines[i:del], the added lines right after them lines[del:add]
+// (diffLines lists a run's removals before its additions).
+func changeRun(lines []DiffLine, i int) (del, add int) {
+	del = i
+	for del < len(lines) && lines[del].Op == '-' {
+		del++
+	}
+	add = del
+	for add < len(lines) && lines[add].Op == '+' {
+		add++
+	}
+	return del, add
+}
+
 // markWords pairs each run of removed lines with the run of added lines
 // right after it, line by line, and marks the words that differ within
 // each pair, so a one-word edit in a long line shows as that word.
@@ -120,14 +135,7 @@ func markWords(lines []DiffLine) []DiffLine {
 			i++
 			continue
 		}
-		d := i
-		for d < len(lines) && lines[d].Op == '-' {
-			d++
-		}
-		a := d
-		for a < len(lines) && lines[a].Op == '+' {
-			a++
-		}
+		d, a := changeRun(lines, i)
 		for k := 0; k < d-i && d+k < a; k++ {
 			del, add := &lines[i+k], &lines[d+k]
 			diffs := dmp.DiffCleanupSemantic(dmp.DiffMain(del.Text, add.Text, false))
