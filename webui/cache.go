@@ -209,23 +209,35 @@ func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
 // says the index is not ready yet. total counts every version, of which
 // History holds limit+1 from the from-th.
 func (s *Server) historyOf(ctx context.Context, path string, from, limit int) (h anamnesis.History, total int, building bool, err error) {
+	h = anamnesis.History{Path: path, Versions: []anamnesis.Version{}}
+	ran, err := s.withVersions(ctx, path, func(v *versionIndex, rel string) (err error) {
+		h, total, err = v.history(rel, from, limit)
+		return err
+	})
+	if err == nil && !ran {
+		if scope, _, _ := note.SplitHomePath(path); scope == note.ScopePortable {
+			s.versMu.Lock()
+			building = s.versBuilding
+			s.versMu.Unlock()
+		}
+	}
+	return h, total, building, err
+}
+
+// withVersions runs fn with the version index, locked, and the path of a
+// portable note inside memory/; ran is false when there is nothing to run
+// it on (a machine-local note, no repository, the index still building).
+func (s *Server) withVersions(ctx context.Context, path string, fn func(v *versionIndex, rel string) error) (ran bool, err error) {
 	scope, rel, _ := note.SplitHomePath(path)
 	if scope != note.ScopePortable {
-		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, false, nil
+		return false, nil
 	}
 	v, err := s.versions(ctx)
-	if err != nil {
-		return h, 0, false, err
-	}
-	if v == nil {
-		s.versMu.Lock()
-		building = s.versBuilding
-		s.versMu.Unlock()
-		return anamnesis.History{Path: path, Versions: []anamnesis.Version{}}, 0, building, nil
+	if err != nil || v == nil {
+		return false, err
 	}
 	defer v.mu.Unlock()
-	h, total, err = v.history(rel, from, limit)
-	return h, total, false, err
+	return true, fn(v, rel)
 }
 
 // facetsMaxAge is how long the filters' counts are reused. They change
@@ -319,31 +331,21 @@ func (s *Server) forgetFacets() {
 }
 
 // versionAt is the version of the note file at path that commit made.
-func (s *Server) versionAt(ctx context.Context, path, commit string) (anamnesis.Version, bool, error) {
-	scope, rel, _ := note.SplitHomePath(path)
-	if scope != note.ScopePortable {
-		return anamnesis.Version{}, false, nil
-	}
-	v, err := s.versions(ctx)
-	if err != nil || v == nil {
-		return anamnesis.Version{}, false, err
-	}
-	defer v.mu.Unlock()
-	return v.at(rel, commit)
+func (s *Server) versionAt(ctx context.Context, path, commit string) (ver anamnesis.Version, found bool, err error) {
+	_, err = s.withVersions(ctx, path, func(v *versionIndex, rel string) (err error) {
+		ver, found, err = v.at(rel, commit)
+		return err
+	})
+	return ver, found, err
 }
 
 // whoMade is versionIndex.whoMade for a home-relative path; ok is false
 // when the history does not say (not committed, machine-local, or the
 // index is still being built).
 func (s *Server) whoMade(ctx context.Context, path, blobPrefix, body string) (machine, when string, ok bool) {
-	scope, rel, _ := note.SplitHomePath(path)
-	if scope != note.ScopePortable {
-		return "", "", false
-	}
-	v, err := s.versions(ctx)
-	if err != nil || v == nil {
-		return "", "", false
-	}
-	defer v.mu.Unlock()
-	return v.whoMade(rel, blobPrefix, body)
+	s.withVersions(ctx, path, func(v *versionIndex, rel string) error {
+		machine, when, ok = v.whoMade(rel, blobPrefix, body)
+		return nil
+	})
+	return machine, when, ok
 }
