@@ -120,9 +120,11 @@ type Server struct {
 	versBuilding bool
 	versDone     chan struct{} // closed when the first build ends
 
-	// syncMu guards lastSync, the last sync "Sync now" ran.
+	// syncMu guards lastSync, the last sync "Sync now" ran, and logSeen,
+	// the last reading of state/sync.log.
 	syncMu   sync.Mutex
 	lastSync syncRecord
+	logSeen  loggedSyncState
 
 	baseCtx context.Context
 }

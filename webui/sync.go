@@ -44,8 +44,9 @@ const syncLogTail = 32 << 10
 // syncState is the newer of the last sync this server ran and the last
 // one in state/sync.log, where every background sync (the hooks', MCP
 // writes', this server's after an edit) appends its report, ending with
-// "exit N after D". A foreground `anamnesis sync` writes no log, so it
-// is not seen here until the next background one.
+// "exit N after D" (a sync run in a terminal appends its outcome too).
+// The log is parsed again only when its size or time changed: every page
+// shows the state in its header.
 func (s *Server) syncState() syncState {
 	s.syncMu.Lock()
 	rec := s.lastSync
@@ -57,8 +58,8 @@ func (s *Server) syncState() syncState {
 			st.Detail = rec.err.Error()
 		}
 	}
-	if at, failed, detail, ok := lastLoggedSync(filepath.Join(s.st.Home(), "state", "sync.log")); ok && at.After(st.At) {
-		st.At, st.Failed, st.Detail = at, failed, detail
+	if l := s.loggedSync(filepath.Join(s.st.Home(), "state", "sync.log")); l.ok && l.at.After(st.At) {
+		st.At, st.Failed, st.Detail = l.at, l.failed, l.detail
 	}
 	return st
 }
@@ -192,4 +193,36 @@ func syncSummary(r anamnesis.SyncReport) string {
 		return "nothing to do"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// loggedSyncState is what lastLoggedSync found in the log of a given size
+// and time.
+type loggedSyncState struct {
+	size   int64
+	mtime  time.Time
+	at     time.Time
+	failed bool
+	detail string
+	ok     bool
+}
+
+// loggedSync is lastLoggedSync of path, read again only when the file's
+// size or modification time changed since the last call.
+func (s *Server) loggedSync(path string) loggedSyncState {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return loggedSyncState{}
+	}
+	s.syncMu.Lock()
+	cached := s.logSeen
+	s.syncMu.Unlock()
+	if cached.size == fi.Size() && cached.mtime.Equal(fi.ModTime()) {
+		return cached
+	}
+	l := loggedSyncState{size: fi.Size(), mtime: fi.ModTime()}
+	l.at, l.failed, l.detail, l.ok = lastLoggedSync(path)
+	s.syncMu.Lock()
+	s.logSeen = l
+	s.syncMu.Unlock()
+	return l
 }
