@@ -246,7 +246,7 @@ func (s *Store) savePending(ps []Pending) error {
 	if err := os.MkdirAll(filepath.Dir(s.pendingPath()), 0o700); err != nil {
 		return err
 	}
-	return note.WritePrivateFileAtomic(s.pendingPath(), data)
+	return note.WritePrivateFileAtomicIn(s.home, s.pendingPath(), data) // as every write of the store's files: no link below home
 }
 
 func (s *Store) addPending(props []consolidate.Proposal, model string) ([]string, error) {

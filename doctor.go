@@ -13,6 +13,7 @@ import (
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
 	"github.com/anamnesis-memory/anamnesis/internal/platform"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 )
 
 // Check states reported by Doctor.
@@ -188,7 +189,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 		}
 		slices.Sort(items)
 		out = append(out, Check{Name: "rival successors", State: CheckWarn,
-			Detail: fmt.Sprintf("%s superseded on two machines at once; every successor is live", countOf(len(forks), "note was", "notes were")),
+			Detail: fmt.Sprintf("%s superseded on two machines at once; every successor is live", textfmt.Count(len(forks), "note was", "notes were")),
 			Items:  items, Fix: "keep one with `anamnesis resolve ID --keep ID` (it supersedes the others)"})
 	}
 
@@ -208,7 +209,7 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 				if len(others) == 1 {
 					verb = "is"
 				}
-				detail += fmt.Sprintf("; %s (%s) %s synced but not indexed", countOf(len(others), "file that is not a note", "files that are not notes"), listSome(others, 3), verb)
+				detail += fmt.Sprintf("; %s (%s) %s synced but not indexed", textfmt.Count(len(others), "file that is not a note", "files that are not notes"), listSome(others, 3), verb)
 			}
 			out = append(out, Check{Name: "note files", State: CheckOK, Detail: detail})
 		} else {
@@ -310,7 +311,7 @@ func (s *Store) linksCheck(ctx context.Context) Check {
 		return Check{Name: name, State: CheckOK, Detail: "none: every directory and file inside memory/, local/ and state/ is real"}
 	}
 	c := Check{Name: name, State: CheckProblem,
-		Detail: countOf(len(links), "link", "links") + " inside the store, where anamnesis writes only real directories and files: writes through them are refused, and notes behind them are not indexed",
+		Detail: textfmt.Count(len(links), "link", "links") + " inside the store, where anamnesis writes only real directories and files: writes through them are refused, and notes behind them are not indexed",
 		Fix:    "run `anamnesis doctor --fix`: it removes the links (never what they point to) and recreates the directories; note files found where a directory link pointed are listed, not moved"}
 	for _, l := range links {
 		c.Items = append(c.Items, l.String())
@@ -418,13 +419,6 @@ func (s *Store) fixIndex(ctx context.Context) (string, error) {
 	return reason, nil
 }
 
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // listSome names the first few items and says how many more there are.
 func listSome(items []string, n int) string {
 	if len(items) <= n {
@@ -520,7 +514,7 @@ func (s *Store) nativeCheck(ctx context.Context) Check {
 	var items []string
 	for _, c := range counts {
 		total += c.Notes
-		items = append(items, fmt.Sprintf("%s: %s from %s", c.Project, countOf(c.Notes, "memory", "memories"), c.MachineID))
+		items = append(items, fmt.Sprintf("%s: %s from %s", c.Project, textfmt.Count(c.Notes, "memory", "memories"), c.MachineID))
 	}
-	return Check{Name: name, State: CheckOK, Detail: countOf(total, "memory", "memories") + " imported from Claude Code's auto memory", Items: items}
+	return Check{Name: name, State: CheckOK, Detail: textfmt.Count(total, "memory", "memories") + " imported from Claude Code's auto memory", Items: items}
 }

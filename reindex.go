@@ -14,6 +14,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -72,7 +73,7 @@ func (s *Store) duplicatesCheck(ctx context.Context, bad []index.File) (Check, b
 		return Check{}, false
 	}
 	c := Check{Name: "duplicate ids", State: CheckWarn,
-		Detail: fmt.Sprintf("%s claimed by more than one file; only the file first in memory/'s history (or in local/) is indexed", countOf(len(dups), "note id is", "note ids are")),
+		Detail: fmt.Sprintf("%s claimed by more than one file; only the file first in memory/'s history (or in local/) is indexed", textfmt.Count(len(dups), "note id is", "note ids are")),
 		Fix:    "look at both files: delete the one that should not be there, or give it a new id (`anamnesis write` its text again), then run `anamnesis reindex`"}
 	for _, d := range dups {
 		c.Items = append(c.Items, fmt.Sprintf("%s: indexed from %s, also claimed by %s", d.ID, d.IndexedFrom, strings.Join(d.NotIndexed, ", ")))

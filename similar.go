@@ -62,26 +62,25 @@ func dice(a, b map[string]bool) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
 	}
-	shared := 0
+	return 2 * float64(sharedWords(a, b)) / float64(len(a)+len(b))
+}
+
+// sharedWords is how many words a and b have in common.
+func sharedWords(a, b map[string]bool) int {
+	n := 0
 	for w := range a {
 		if b[w] {
-			shared++
+			n++
 		}
 	}
-	return 2 * float64(shared) / float64(len(a)+len(b))
+	return n
 }
 
 // sameFact: titles SameFactSimilarity alike that share at least two
 // content words; two-word titles that share one ("first fact", "second
 // fact") are too little to go on.
 func sameFact(a, b map[string]bool) bool {
-	shared := 0
-	for w := range a {
-		if b[w] {
-			shared++
-		}
-	}
-	return shared >= 2 && dice(a, b) >= SameFactSimilarity
+	return sharedWords(a, b) >= 2 && dice(a, b) >= SameFactSimilarity
 }
 
 // sameFactCandidate: only durable notes, not conflict copies, state facts

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 )
 
 // HooksOffEnv, set to 1, makes anamnesis's Claude Code hooks do nothing.
@@ -117,13 +119,9 @@ func (c Claude) Complete(ctx context.Context, req Request) (Reply, error) {
 	return reply, nil
 }
 
+// firstLineOf is s's first line, clipped (textfmt.Clip) to 200 runes for
+// an error message.
 func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return textfmt.Clip(line, 200)
 }

@@ -76,10 +76,6 @@ func WritePrivateFileAtomic(path string, data []byte) error {
 	return writeFile("", path, data, true, 0o600)
 }
 
-// ReplaceFile is WriteFileAtomic without the fsyncs, for caches whose loss
-// costs nothing (a reader still never sees half a file).
-func ReplaceFile(path string, data []byte) error { return writeFile("", path, data, false, 0o644) }
-
 // WriteFileAtomicIn is WriteFileAtomic for a file of a store: it refuses,
 // with a *platform.LinkError naming the link and the remedy, when path or
 // a directory between root and path is a link (platform.CheckBeneath).
@@ -94,8 +90,8 @@ func WritePrivateFileAtomicIn(root, path string, data []byte) error {
 	return writeFile(root, path, data, true, 0o600)
 }
 
-// ReplaceFileIn is ReplaceFile with WriteFileAtomicIn's refusal of links
-// below root.
+// ReplaceFileIn is WriteFileAtomicIn without the fsyncs, for caches whose
+// loss costs nothing (a reader still never sees half a file).
 func ReplaceFileIn(root, path string, data []byte) error {
 	return writeFile(root, path, data, false, 0o644)
 }

@@ -125,13 +125,9 @@ func runConsolidate(ctx context.Context, c *cli.Context, s *anamnesis.Store) err
 			return nil
 		}
 	}
-	cfg, err := anamnesis.LoadConfig(s.Home())
-	if err != nil {
-		return err
-	}
 	limits := consolidateLimits(c)
 	planner := &consolidate.Planner{Budget: &consolidate.Budget{Limits: limits, Path: s.ConsolidateBudgetPath()}}
-	settings := consolidate.ResolveSettings(envOf(c).getenv, cfg.Reflection())
+	settings := consolidate.ResolveSettings(envOf(c).getenv, s.Config().Reflection())
 	planner.MaxChars = settings.MaxTokens * 4
 	model, modelErr := consolidate.NewModel(settings, limits.CallBudget)
 	if modelErr == nil {

@@ -182,7 +182,10 @@ func dashes(name string) string {
 	return "-"
 }
 
+// decayFlagName is decayFlag's name, for reading it (decayOption).
+const decayFlagName = "decay-days"
+
 // decayFlag() sets recency decay for one run of search or eval.
 func decayFlag() *cli.Float64Flag {
-	return &cli.Float64Flag{Name: "decay-days", Usage: "re-rank the best matches by score x exp(-age/`DAYS`); 0 turns decay off (default: recall_decay_days in config.json, else off)"}
+	return &cli.Float64Flag{Name: decayFlagName, Usage: "re-rank the best matches by score x exp(-age/`DAYS`); 0 turns decay off (default: recall_decay_days in config.json, else off)"}
 }

@@ -209,8 +209,7 @@ func isGitHook(name string) bool {
 // (ANAMNESIS_REFLECT_AUTO, or reflection.auto in config.json; off by
 // default).
 func autoConsolidate(env procEnv, s *anamnesis.Store) bool {
-	cfg, err := anamnesis.LoadConfig(s.Home())
-	return err == nil && consolidate.ResolveSettings(env.getenv, cfg.Reflection()).Auto
+	return consolidate.ResolveSettings(env.getenv, s.Config().Reflection()).Auto
 }
 
 // spawnConsolidate starts `consolidate --apply` for the session's project,

@@ -335,7 +335,7 @@ func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Ser
 			if err != nil {
 				sim = []anamnesis.SimilarNote{}
 			}
-			return nil, writeOut{ID: n.ID, Path: path, Similar: sim}, nil
+			return inertResult(writeOut{ID: n.ID, Path: path, Similar: sim}) // similar titles are other notes' text
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_resolve", Annotations: &mcp.ToolAnnotations{DestructiveHint: &t0, OpenWorldHint: &f},

@@ -100,13 +100,13 @@ func openStore(c *cli.Context, mode openMode) (*anamnesis.Store, error) {
 // decayOption is --decay-days: 0 when not given (config.json decides),
 // -1 for an explicit 0 (off, whatever config.json says).
 func decayOption(c *cli.Context) (float64, error) {
-	if !c.IsSet(decayFlag().Name) {
+	if !c.IsSet(decayFlagName) {
 		return 0, nil
 	}
 	// NaN would make every score NaN; +Inf is decay that never decays.
-	days := c.Float64(decayFlag().Name)
+	days := c.Float64(decayFlagName)
 	if !(days >= 0) || math.IsInf(days, 1) {
-		return 0, usagef("--%s must be a number of days >= 0, got %v", decayFlag().Name, days)
+		return 0, usagef("--%s must be a number of days >= 0, got %v", decayFlagName, days)
 	}
 	if days == 0 {
 		return -1, nil
