@@ -44,8 +44,11 @@ var ErrBudget = errors.New("consolidation budget reached")
 type Budget struct {
 	Limits Limits
 	Path   string // the state file (<home>/state/consolidate-budget.json)
-	Now    func() time.Time
-	calls  int // this run's
+	// Root is the store's home: the file is never written through a link
+	// below it, as no store file is ("": Path is written as it is).
+	Root  string
+	Now   func() time.Time
+	calls int // this run's
 }
 
 func (b *Budget) now() time.Time {
@@ -111,7 +114,11 @@ func (b *Budget) Record(chars int, usd float64) error {
 	if err := os.MkdirAll(filepath.Dir(b.Path), 0o700); err != nil {
 		return fmt.Errorf("record consolidation budget: %w", err)
 	}
-	if err := note.WritePrivateFileAtomic(b.Path, data); err != nil {
+	write := note.WritePrivateFileAtomic
+	if b.Root != "" {
+		write = func(p string, data []byte) error { return note.WritePrivateFileAtomicIn(b.Root, p, data) }
+	}
+	if err := write(b.Path, data); err != nil {
 		return fmt.Errorf("record consolidation budget %s: %w", b.Path, err)
 	}
 	return nil

@@ -126,7 +126,7 @@ func runConsolidate(ctx context.Context, c *cli.Context, s *anamnesis.Store) err
 		}
 	}
 	limits := consolidateLimits(c)
-	planner := &consolidate.Planner{Budget: &consolidate.Budget{Limits: limits, Path: s.ConsolidateBudgetPath()}}
+	planner := &consolidate.Planner{Budget: &consolidate.Budget{Limits: limits, Path: s.ConsolidateBudgetPath(), Root: s.Home()}}
 	settings := consolidate.ResolveSettings(envOf(c).getenv, s.Config().Reflection())
 	planner.MaxChars = settings.MaxTokens * 4
 	model, modelErr := consolidate.NewModel(settings, limits.CallBudget)
