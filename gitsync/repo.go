@@ -2,7 +2,6 @@ package gitsync
 
 import (
 	"bufio"
-	"bytes"
 	"compress/zlib"
 	"context"
 	"errors"
@@ -442,23 +441,12 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 // byte range, mode, name and hash.
 func walkRawTree(raw []byte, fn func(start, end int, mode filemode.FileMode, name []byte, h plumbing.Hash)) error {
 	for off := 0; off < len(raw); {
-		sp := bytes.IndexByte(raw[off:], ' ')
-		if sp < 0 {
-			return errors.New("malformed tree entry")
-		}
-		nul := bytes.IndexByte(raw[off+sp:], 0)
-		if nul < 0 || off+sp+nul+1+20 > len(raw) {
-			return errors.New("malformed tree entry")
-		}
-		m, err := strconv.ParseUint(string(raw[off:off+sp]), 8, 32)
+		e, err := parseRawTreeEntry(raw, off)
 		if err != nil {
-			return fmt.Errorf("malformed tree entry mode: %w", err)
+			return err
 		}
-		var h plumbing.Hash
-		end := off + sp + nul + 1 + 20
-		copy(h[:], raw[end-20:end])
-		fn(off, end, filemode.FileMode(m), raw[off+sp+1:off+sp+nul], h)
-		off = end
+		fn(off, e.next, e.mode, e.name, e.hash)
+		off = e.next
 	}
 	return nil
 }
