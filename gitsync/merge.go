@@ -38,21 +38,6 @@ type change struct {
 	e       entry
 }
 
-func diffTrees(from, to map[string]entry) map[string]change {
-	out := map[string]change{}
-	for p, e := range to {
-		if f, ok := from[p]; !ok || f != e {
-			out[p] = change{e: e}
-		}
-	}
-	for p := range from {
-		if _, ok := to[p]; !ok {
-			out[p] = change{deleted: true}
-		}
-	}
-	return out
-}
-
 // diffCommits returns what differs in commit to from commit from (either
 // may be zero, the empty tree), and from's entries of those paths: what
 // checkout writes and ChangedPaths lists.
