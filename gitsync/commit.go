@@ -39,11 +39,7 @@ func (g *Repo) loadIndex() (*gitindex.Index, plumbing.Hash, error) {
 		sortIndex(idx)
 		return idx, mark, nil
 	}
-	head, herr := g.head()
-	if herr != nil {
-		return nil, plumbing.ZeroHash, herr
-	}
-	tree, terr := g.commitTree(head)
+	tree, terr := g.headTree()
 	if terr != nil {
 		return nil, plumbing.ZeroHash, terr
 	}
@@ -614,11 +610,7 @@ func (g *Repo) Dirty() (bool, error) {
 			return true, nil
 		}
 	}
-	head, err := g.head()
-	if err != nil {
-		return false, err
-	}
-	headTree, err := g.commitTree(head)
+	headTree, err := g.headTree()
 	if err != nil {
 		return false, err
 	}
