@@ -395,7 +395,15 @@ func (g *Repo) finish(ctx context.Context, res MergeResult, target plumbing.Hash
 // compare-and-swap. A crash in between leaves files that equal the merge
 // result uncommitted, which the next sync commits: no silent revert.
 func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, error) {
-	ff, chs, err := g.diffCommits(from, to)
+	fromTree, err := g.commitTree(from)
+	if err != nil {
+		return nil, err
+	}
+	toTree, err := g.commitTree(to)
+	if err != nil {
+		return nil, err
+	}
+	ff, chs, err := g.diffTreeObjects(fromTree, toTree)
 	if err != nil {
 		return nil, err
 	}
@@ -499,10 +507,8 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 	// An index that was from's tree is now to's: say so, and the next
 	// commit starts from to's tree. Otherwise nothing is claimed.
 	var newMark plumbing.Hash
-	if fromTree, err := g.commitTree(from); err == nil && !mark.IsZero() && mark == fromTree {
-		if newMark, err = g.commitTree(to); err != nil {
-			return nil, err
-		}
+	if !mark.IsZero() && mark == fromTree {
+		newMark = toTree
 	}
 	if err := g.moveBranch(from, to); err != nil {
 		return nil, err
