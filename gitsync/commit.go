@@ -147,23 +147,22 @@ type worktreeFile struct {
 var ErrSymlink = errors.New("is a symbolic link (a store holds regular files only; run anamnesis doctor --fix)")
 
 // statFile describes the file at p. A symlink is ErrSymlink, never
-// followed; the []byte result is always nil (kept for callers that read
-// the file themselves).
-func statFile(p string) (worktreeFile, []byte, error) {
+// followed.
+func statFile(p string) (worktreeFile, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return worktreeFile{}, nil, err
+		return worktreeFile{}, err
 	}
 	wf := worktreeFile{mode: filemode.Regular, size: fi.Size(), mtime: fi.ModTime()}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return wf, nil, fmt.Errorf("%s %w", p, ErrSymlink)
+		return wf, fmt.Errorf("%s %w", p, ErrSymlink)
 	case !fi.Mode().IsRegular():
-		return wf, nil, fmt.Errorf("%s is not a regular file", p)
+		return wf, fmt.Errorf("%s is not a regular file", p)
 	case fi.Mode()&0o111 != 0:
 		wf.mode = filemode.Executable
 	}
-	return wf, nil, nil
+	return wf, nil
 }
 
 // realParents checks that every directory between the worktree root and
@@ -276,7 +275,7 @@ type statResult struct {
 func (g *Repo) statAll(ctx context.Context, paths []string) ([]statResult, error) {
 	out := make([]statResult, len(paths))
 	one := func(i int) {
-		out[i].wf, _, out[i].err = statFile(filepath.Join(g.dir, filepath.FromSlash(paths[i])))
+		out[i].wf, out[i].err = statFile(filepath.Join(g.dir, filepath.FromSlash(paths[i])))
 	}
 	workers := min(runtime.GOMAXPROCS(0), 8, len(paths)/1024+1)
 	if workers <= 1 {
@@ -595,7 +594,7 @@ func (g *Repo) Dirty() (bool, error) {
 		if e == nil || e.Stage != 0 {
 			return true, nil
 		}
-		wf, _, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
+		wf, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return true, nil
 		}

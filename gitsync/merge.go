@@ -425,7 +425,7 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 		}
 		abs := filepath.Join(g.dir, filepath.FromSlash(p))
 		want, tracked := ff[p]
-		_, _, statErr := statFile(abs)
+		_, statErr := statFile(abs)
 		if errors.Is(statErr, os.ErrNotExist) {
 			continue // absent (or deleted locally after the commit: the merge may restore it)
 		}
@@ -500,7 +500,7 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 		}
 		e := idx.Add(p)
 		e.Hash, e.Mode = c.e.Hash, c.e.Mode
-		if wf, _, err := statFile(filepath.Join(g.dir, filepath.FromSlash(p))); err == nil {
+		if wf, err := statFile(filepath.Join(g.dir, filepath.FromSlash(p))); err == nil {
 			e.Size, e.ModifiedAt = uint32(wf.size), wf.mtime
 		}
 	}
