@@ -324,7 +324,7 @@ func (g *Repo) buildTree(files map[string]entry) (plumbing.Hash, error) {
 			}
 			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
-		sort.Slice(entries, func(i, j int) bool { return gitSortKey(entries[i]) < gitSortKey(entries[j]) })
+		sort.Slice(entries, func(i, j int) bool { return treeEntryLess(entries[i], entries[j]) })
 		return g.writeTree(entries)
 	}
 	return write(root)
@@ -407,7 +407,7 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 			add = append(add, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
 	}
-	sort.Slice(add, func(i, j int) bool { return gitSortKey(add[i]) < gitSortKey(add[j]) })
+	sort.Slice(add, func(i, j int) bool { return treeEntryLess(add[i], add[j]) })
 	// Second pass: copy the raw stream minus the dropped entries, each
 	// added entry inserted before the first raw entry that sorts after it.
 	out := make([]byte, 0, len(raw)+len(add)*64)
@@ -578,11 +578,9 @@ func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, er
 	return h, nil
 }
 
-func gitSortKey(e object.TreeEntry) string {
-	if e.Mode == filemode.Dir {
-		return e.Name + "/"
-	}
-	return e.Name
+// treeEntryLess orders tree entries as git sorts a tree (compareTreeKeys).
+func treeEntryLess(a, b object.TreeEntry) bool {
+	return compareTreeKeys(a.Name, a.Mode == filemode.Dir, b.Name, b.Mode == filemode.Dir) < 0
 }
 
 // writeCommit stores a commit object and returns its hash.
