@@ -353,7 +353,7 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 	files := map[string]*entry{}
 	dirs := map[string]map[string]*entry{}
 	for p, e := range changes {
-		first, rest, sub := splitFirst(p)
+		first, rest, sub := strings.Cut(p, "/")
 		if !sub {
 			files[first] = e
 			continue
