@@ -381,6 +381,27 @@ func entryMap(idx *gitindex.Index) map[string]*gitindex.Entry {
 	return m
 }
 
+// everyPath is what a commit of the whole worktree stages: idx's entries
+// by path, and every worktree file plus every indexed path that is gone
+// (a deletion). removeLeftovers is worktreePaths'.
+func (g *Repo) everyPath(idx *gitindex.Index, removeLeftovers bool) (map[string]*gitindex.Entry, []string, error) {
+	known := entryMap(idx)
+	paths, err := g.worktreePaths(removeLeftovers)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for p := range known {
+		if !seen[p] {
+			paths = append(paths, p) // indexed but gone: stage the deletion
+		}
+	}
+	return known, paths, nil
+}
+
 // CommitAll commits every change in the worktree (new, edited and deleted
 // files), as `git add -A && git commit` would. It returns the new head and
 // whether a commit was made. The caller holds the lock.
@@ -394,19 +415,9 @@ func (g *Repo) commitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	known := entryMap(idx)
-	paths, err := g.worktreePaths(true)
+	known, paths, err := g.everyPath(idx, true)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
-	}
-	seen := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		seen[p] = true
-	}
-	for p := range known {
-		if !seen[p] {
-			paths = append(paths, p) // indexed but gone: stage the deletion
-		}
 	}
 	return g.commit(ctx, idx, mark, known, paths, g.commitMessage()+"\nsync: commit what changed on disk since the last commit\n")
 }
@@ -457,19 +468,9 @@ func (g *Repo) commitPathsMessage(ctx context.Context, paths []string, msg strin
 		// then lags behind the files the sync wrote. Committing only
 		// paths on top of it would undo that sync's changes in this
 		// commit: stage the whole worktree instead, as CommitAll does.
-		known := entryMap(idx)
-		all, err := g.worktreePaths(false)
+		known, all, err := g.everyPath(idx, false)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
-		}
-		seen := make(map[string]bool, len(all))
-		for _, p := range all {
-			seen[p] = true
-		}
-		for p := range known {
-			if !seen[p] {
-				all = append(all, p)
-			}
 		}
 		return g.commit(ctx, idx, mark, known, all, msg)
 	}
