@@ -34,9 +34,6 @@ const (
 	// conflict copies is far below it; a merge never holds more paths
 	// than this (about 200 bytes each) in memory.
 	MaxTreeFiles = 500_000
-	// maxCommitSize bounds one commit object (a message and a few lines
-	// of headers; the Python tool's messages are one line).
-	maxCommitSize = 1 << 20
 )
 
 // ErrRefused marks content a hub or peer served that this machine will
@@ -192,7 +189,7 @@ func (g *Repo) ancestors(ctx context.Context, h plumbing.Hash, set map[plumbing.
 		}
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		data, err := g.rawObject(c, plumbing.CommitObject, maxCommitSize)
+		data, err := g.rawObject(c, plumbing.CommitObject, MaxCommitBytes)
 		if err != nil {
 			return fmt.Errorf("read history: %w", err)
 		}
@@ -253,7 +250,7 @@ type verifier struct {
 // commit checks one commit object the way git fsck does (header order,
 // hashes, identities) and returns its tree and parents.
 func (v *verifier) commit(c plumbing.Hash) (plumbing.Hash, []plumbing.Hash, error) {
-	data, err := v.g.rawObject(c, plumbing.CommitObject, maxCommitSize)
+	data, err := v.g.rawObject(c, plumbing.CommitObject, MaxCommitBytes)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
 			return plumbing.ZeroHash, nil, &RefusedError{Commit: Hash(c), Reason: "the hub did not send it or one of its objects"}
@@ -405,7 +402,7 @@ func (v *verifier) entries(h plumbing.Hash) ([]treeEntry, error) {
 	if es, ok := v.parsed[h]; ok {
 		return es, nil
 	}
-	data, err := v.g.rawObject(h, plumbing.TreeObject, maxTreeObject)
+	data, err := v.g.rawObject(h, plumbing.TreeObject, MaxTreeBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -424,10 +421,6 @@ func (v *verifier) entries(h plumbing.Hash) ([]treeEntry, error) {
 	v.recent = append(v.recent, h)
 	return es, nil
 }
-
-// maxTreeObject bounds one tree object, as the pack scanner bounds it
-// on the wire (a directory of 100,000 notes is a tree of about 6 MB).
-const maxTreeObject = MaxTreeBytes
 
 // tree checks the tree object h, found at dir (depth = components of a
 // file directly in it), and every tree below it; base is the tree at the

@@ -39,11 +39,7 @@ func (g *Repo) loadIndex() (*gitindex.Index, plumbing.Hash, error) {
 		sortIndex(idx)
 		return idx, mark, nil
 	}
-	head, herr := g.head()
-	if herr != nil {
-		return nil, plumbing.ZeroHash, herr
-	}
-	tree, terr := g.commitTree(head)
+	tree, terr := g.headTree()
 	if terr != nil {
 		return nil, plumbing.ZeroHash, terr
 	}
@@ -151,23 +147,22 @@ type worktreeFile struct {
 var ErrSymlink = errors.New("is a symbolic link (a store holds regular files only; run anamnesis doctor --fix)")
 
 // statFile describes the file at p. A symlink is ErrSymlink, never
-// followed; the []byte result is always nil (kept for callers that read
-// the file themselves).
-func statFile(p string) (worktreeFile, []byte, error) {
+// followed.
+func statFile(p string) (worktreeFile, error) {
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return worktreeFile{}, nil, err
+		return worktreeFile{}, err
 	}
 	wf := worktreeFile{mode: filemode.Regular, size: fi.Size(), mtime: fi.ModTime()}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return wf, nil, fmt.Errorf("%s %w", p, ErrSymlink)
+		return wf, fmt.Errorf("%s %w", p, ErrSymlink)
 	case !fi.Mode().IsRegular():
-		return wf, nil, fmt.Errorf("%s is not a regular file", p)
+		return wf, fmt.Errorf("%s is not a regular file", p)
 	case fi.Mode()&0o111 != 0:
 		wf.mode = filemode.Executable
 	}
-	return wf, nil, nil
+	return wf, nil
 }
 
 // realParents checks that every directory between the worktree root and
@@ -280,7 +275,7 @@ type statResult struct {
 func (g *Repo) statAll(ctx context.Context, paths []string) ([]statResult, error) {
 	out := make([]statResult, len(paths))
 	one := func(i int) {
-		out[i].wf, _, out[i].err = statFile(filepath.Join(g.dir, filepath.FromSlash(paths[i])))
+		out[i].wf, out[i].err = statFile(filepath.Join(g.dir, filepath.FromSlash(paths[i])))
 	}
 	workers := min(runtime.GOMAXPROCS(0), 8, len(paths)/1024+1)
 	if workers <= 1 {
@@ -386,6 +381,27 @@ func entryMap(idx *gitindex.Index) map[string]*gitindex.Entry {
 	return m
 }
 
+// everyPath is what a commit of the whole worktree stages: idx's entries
+// by path, and every worktree file plus every indexed path that is gone
+// (a deletion). removeLeftovers is worktreePaths'.
+func (g *Repo) everyPath(idx *gitindex.Index, removeLeftovers bool) (map[string]*gitindex.Entry, []string, error) {
+	known := entryMap(idx)
+	paths, err := g.worktreePaths(removeLeftovers)
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for p := range known {
+		if !seen[p] {
+			paths = append(paths, p) // indexed but gone: stage the deletion
+		}
+	}
+	return known, paths, nil
+}
+
 // CommitAll commits every change in the worktree (new, edited and deleted
 // files), as `git add -A && git commit` would. It returns the new head and
 // whether a commit was made. The caller holds the lock.
@@ -399,19 +415,9 @@ func (g *Repo) commitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	known := entryMap(idx)
-	paths, err := g.worktreePaths(true)
+	known, paths, err := g.everyPath(idx, true)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
-	}
-	seen := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		seen[p] = true
-	}
-	for p := range known {
-		if !seen[p] {
-			paths = append(paths, p) // indexed but gone: stage the deletion
-		}
 	}
 	return g.commit(ctx, idx, mark, known, paths, g.commitMessage()+"\nsync: commit what changed on disk since the last commit\n")
 }
@@ -462,19 +468,9 @@ func (g *Repo) commitPathsMessage(ctx context.Context, paths []string, msg strin
 		// then lags behind the files the sync wrote. Committing only
 		// paths on top of it would undo that sync's changes in this
 		// commit: stage the whole worktree instead, as CommitAll does.
-		known := entryMap(idx)
-		all, err := g.worktreePaths(false)
+		known, all, err := g.everyPath(idx, false)
 		if err != nil {
 			return plumbing.ZeroHash, false, err
-		}
-		seen := make(map[string]bool, len(all))
-		for _, p := range all {
-			seen[p] = true
-		}
-		for p := range known {
-			if !seen[p] {
-				all = append(all, p)
-			}
 		}
 		return g.commit(ctx, idx, mark, known, all, msg)
 	}
@@ -599,7 +595,7 @@ func (g *Repo) Dirty() (bool, error) {
 		if e == nil || e.Stage != 0 {
 			return true, nil
 		}
-		wf, _, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
+		wf, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return true, nil
 		}
@@ -614,11 +610,7 @@ func (g *Repo) Dirty() (bool, error) {
 			return true, nil
 		}
 	}
-	head, err := g.head()
-	if err != nil {
-		return false, err
-	}
-	headTree, err := g.commitTree(head)
+	headTree, err := g.headTree()
 	if err != nil {
 		return false, err
 	}

@@ -349,3 +349,20 @@ func TestIndexCodecAgreesWithGoGit(t *testing.T) {
 		t.Error("a corrupt index decoded")
 	}
 }
+
+// diffTrees is the change between two listed trees, path by path: the
+// plain definition diffTreeObjects is checked against.
+func diffTrees(from, to map[string]entry) map[string]change {
+	out := map[string]change{}
+	for p, e := range to {
+		if f, ok := from[p]; !ok || f != e {
+			out[p] = change{e: e}
+		}
+	}
+	for p := range from {
+		if _, ok := to[p]; !ok {
+			out[p] = change{deleted: true}
+		}
+	}
+	return out
+}

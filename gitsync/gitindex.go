@@ -280,11 +280,6 @@ func hasStages(idx *gitindex.Index) bool {
 	return false
 }
 
-// splitFirst splits "a/b/c" into "a" and "b/c"; a plain name has no rest.
-func splitFirst(p string) (string, string, bool) {
-	return strings.Cut(p, "/")
-}
-
 // rawTreeEntry is one entry of a tree object's content, its name still in
 // the object's bytes.
 type rawTreeEntry struct {

@@ -38,21 +38,6 @@ type change struct {
 	e       entry
 }
 
-func diffTrees(from, to map[string]entry) map[string]change {
-	out := map[string]change{}
-	for p, e := range to {
-		if f, ok := from[p]; !ok || f != e {
-			out[p] = change{e: e}
-		}
-	}
-	for p := range from {
-		if _, ok := to[p]; !ok {
-			out[p] = change{deleted: true}
-		}
-	}
-	return out
-}
-
 // diffCommits returns what differs in commit to from commit from (either
 // may be zero, the empty tree), and from's entries of those paths: what
 // checkout writes and ChangedPaths lists.
@@ -410,7 +395,15 @@ func (g *Repo) finish(ctx context.Context, res MergeResult, target plumbing.Hash
 // compare-and-swap. A crash in between leaves files that equal the merge
 // result uncommitted, which the next sync commits: no silent revert.
 func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, error) {
-	ff, chs, err := g.diffCommits(from, to)
+	fromTree, err := g.commitTree(from)
+	if err != nil {
+		return nil, err
+	}
+	toTree, err := g.commitTree(to)
+	if err != nil {
+		return nil, err
+	}
+	ff, chs, err := g.diffTreeObjects(fromTree, toTree)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +425,7 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 		}
 		abs := filepath.Join(g.dir, filepath.FromSlash(p))
 		want, tracked := ff[p]
-		_, _, statErr := statFile(abs)
+		_, statErr := statFile(abs)
 		if errors.Is(statErr, os.ErrNotExist) {
 			continue // absent (or deleted locally after the commit: the merge may restore it)
 		}
@@ -507,17 +500,15 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 		}
 		e := idx.Add(p)
 		e.Hash, e.Mode = c.e.Hash, c.e.Mode
-		if wf, _, err := statFile(filepath.Join(g.dir, filepath.FromSlash(p))); err == nil {
+		if wf, err := statFile(filepath.Join(g.dir, filepath.FromSlash(p))); err == nil {
 			e.Size, e.ModifiedAt = uint32(wf.size), wf.mtime
 		}
 	}
 	// An index that was from's tree is now to's: say so, and the next
 	// commit starts from to's tree. Otherwise nothing is claimed.
 	var newMark plumbing.Hash
-	if fromTree, err := g.commitTree(from); err == nil && !mark.IsZero() && mark == fromTree {
-		if newMark, err = g.commitTree(to); err != nil {
-			return nil, err
-		}
+	if !mark.IsZero() && mark == fromTree {
+		newMark = toTree
 	}
 	if err := g.moveBranch(from, to); err != nil {
 		return nil, err

@@ -96,7 +96,7 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 			// is reported like a peer that could not be reached.
 			results[i].Error = refusedFrom("peer "+Redact(peers[i]), err).Error()
 			g.discardRefused(packs, heads[i])
-			_ = g.r.Storer.RemoveReference(plumbing.NewRemoteReferenceName(peerName(peers[i]), Branch))
+			g.forgetTracking(peerName(peers[i]), Branch)
 			continue
 		}
 		if err != nil {

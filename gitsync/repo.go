@@ -2,7 +2,6 @@ package gitsync
 
 import (
 	"bufio"
-	"bytes"
 	"compress/zlib"
 	"context"
 	"errors"
@@ -325,7 +324,7 @@ func (g *Repo) buildTree(files map[string]entry) (plumbing.Hash, error) {
 			}
 			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
-		sort.Slice(entries, func(i, j int) bool { return gitSortKey(entries[i]) < gitSortKey(entries[j]) })
+		sort.Slice(entries, func(i, j int) bool { return treeEntryLess(entries[i], entries[j]) })
 		return g.writeTree(entries)
 	}
 	return write(root)
@@ -354,7 +353,7 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 	files := map[string]*entry{}
 	dirs := map[string]map[string]*entry{}
 	for p, e := range changes {
-		first, rest, sub := splitFirst(p)
+		first, rest, sub := strings.Cut(p, "/")
 		if !sub {
 			files[first] = e
 			continue
@@ -408,7 +407,7 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 			add = append(add, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
 		}
 	}
-	sort.Slice(add, func(i, j int) bool { return gitSortKey(add[i]) < gitSortKey(add[j]) })
+	sort.Slice(add, func(i, j int) bool { return treeEntryLess(add[i], add[j]) })
 	// Second pass: copy the raw stream minus the dropped entries, each
 	// added entry inserted before the first raw entry that sorts after it.
 	out := make([]byte, 0, len(raw)+len(add)*64)
@@ -442,23 +441,12 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 // byte range, mode, name and hash.
 func walkRawTree(raw []byte, fn func(start, end int, mode filemode.FileMode, name []byte, h plumbing.Hash)) error {
 	for off := 0; off < len(raw); {
-		sp := bytes.IndexByte(raw[off:], ' ')
-		if sp < 0 {
-			return errors.New("malformed tree entry")
-		}
-		nul := bytes.IndexByte(raw[off+sp:], 0)
-		if nul < 0 || off+sp+nul+1+20 > len(raw) {
-			return errors.New("malformed tree entry")
-		}
-		m, err := strconv.ParseUint(string(raw[off:off+sp]), 8, 32)
+		e, err := parseRawTreeEntry(raw, off)
 		if err != nil {
-			return fmt.Errorf("malformed tree entry mode: %w", err)
+			return err
 		}
-		var h plumbing.Hash
-		end := off + sp + nul + 1 + 20
-		copy(h[:], raw[end-20:end])
-		fn(off, end, filemode.FileMode(m), raw[off+sp+1:off+sp+nul], h)
-		off = end
+		fn(off, e.next, e.mode, e.name, e.hash)
+		off = e.next
 	}
 	return nil
 }
@@ -590,11 +578,9 @@ func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, er
 	return h, nil
 }
 
-func gitSortKey(e object.TreeEntry) string {
-	if e.Mode == filemode.Dir {
-		return e.Name + "/"
-	}
-	return e.Name
+// treeEntryLess orders tree entries as git sorts a tree (compareTreeKeys).
+func treeEntryLess(a, b object.TreeEntry) bool {
+	return compareTreeKeys(a.Name, a.Mode == filemode.Dir, b.Name, b.Mode == filemode.Dir) < 0
 }
 
 // writeCommit stores a commit object and returns its hash.

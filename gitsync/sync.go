@@ -159,7 +159,7 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 		}
 		if errors.Is(err, ErrRefused) {
 			g.discardRefused(packs, theirs)
-			g.forgetTracking(branch)
+			g.forgetTracking(RemoteName, branch)
 			return rep, refusedFrom("hub "+Redact(opts.Remote), err)
 		}
 		if err != nil {
@@ -280,8 +280,8 @@ func (g *Repo) push(ctx context.Context, opts Options, auth *remoteAuth, branch 
 // forgetTracking removes a remote-tracking ref that points at refused
 // content: nothing should name objects that were discarded, and the next
 // fetch then asks for the hub's branch afresh.
-func (g *Repo) forgetTracking(branch string) {
-	_ = g.r.Storer.RemoveReference(plumbing.NewRemoteReferenceName(RemoteName, branch))
+func (g *Repo) forgetTracking(remote, branch string) {
+	_ = g.r.Storer.RemoveReference(plumbing.NewRemoteReferenceName(remote, branch))
 }
 
 // refusedFrom is a refused commit in one line: who served it, which
