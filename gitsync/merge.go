@@ -260,6 +260,7 @@ const madeByDepth = 500
 // Both machines of a merge walk the same commits, so they agree. ""
 // when the history does not say within madeByDepth commits.
 func (g *Repo) madeBy(tip plumbing.Hash, p string, blob plumbing.Hash) string {
+	trees := g.Trees() // consecutive commits share most of their trees
 	c, err := g.r.CommitObject(tip)
 	for steps := 0; err == nil && steps < madeByDepth; steps++ {
 		var next *object.Commit
@@ -268,7 +269,7 @@ func (g *Repo) madeBy(tip plumbing.Hash, p string, blob plumbing.Hash) string {
 			if perr != nil {
 				continue
 			}
-			if h, ok := g.blobAt(pc, p); ok && h == blob {
+			if h, berr := trees.BlobAt(Hash(pc.TreeHash), p); berr == nil && plumbing.Hash(h) == blob {
 				next = pc
 				break
 			}
@@ -287,19 +288,6 @@ func (g *Repo) madeBy(tip plumbing.Hash, p string, blob plumbing.Hash) string {
 		c = next
 	}
 	return ""
-}
-
-// blobAt is the blob at path p in commit c, if any.
-func (g *Repo) blobAt(c *object.Commit, p string) (plumbing.Hash, bool) {
-	t, err := c.Tree()
-	if err != nil {
-		return plumbing.ZeroHash, false
-	}
-	e, err := t.FindEntry(p)
-	if err != nil {
-		return plumbing.ZeroHash, false
-	}
-	return e.Hash, true
 }
 
 // mergeTrees applies the per-path policy: one-sided changes win, delete
