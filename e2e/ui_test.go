@@ -216,10 +216,19 @@ func TestUIInChromium(t *testing.T) {
 	if stayed := value(t, ctx, "is it the same page", chromedp.Evaluate[bool](`window.__stay === true`)); !stayed {
 		t.Error("ArrowDown in a filter reloaded the page")
 	}
-	run("apply the filter", chromedp.Click(chromedp.CSS(`.facets button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("p.summary")))
-	if loc := value(t, ctx, "location", chromedp.Location()); !strings.Contains(loc, "type=") {
+	run("apply the filter", chromedp.Click(chromedp.CSS(`.facets button[type=submit]`)))
+	// The list page has a summary before and after the click: wait for
+	// the new location rather than for an element both pages show.
+	loc = ""
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if loc = value(t, ctx, "location", chromedp.Location()); strings.Contains(loc, "type=") {
+			break
+		}
+	}
+	if !strings.Contains(loc, "type=") {
 		t.Errorf("Apply filters did not apply the type: %s", loc)
 	}
+	run("the filtered list", chromedp.WaitVisible(chromedp.CSS("p.summary")))
 	run("back to the list", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("ol.notes")))
 
 	// Search, with the real ranking.
