@@ -145,8 +145,12 @@ BENCH_BINS ?= $(BIN)
 # its peak RSS: write, hook session-end, no-change sync and reindex, pulls of
 # 100 and 1,000 notes, first syncs, full reindex.
 SCALE_SIZES ?= 1000,10000,100000
+# The release before, comma-separated before $(BIN), runs interleaved with it:
+# make bench-scale SCALE_BINS=/tmp/anamnesis-prev,bin/anamnesis
+SCALE_BINS ?= $(BIN)
+SCALE_ROUNDS ?= 1
 bench-scale: build
-	$(GO) run ./cmd/anamnesis-bench -sizes '' -scale-sizes $(SCALE_SIZES) -bin $(BIN) -dir $(BENCHDIR)
+	$(GO) run ./cmd/anamnesis-bench -sizes '' -scale-sizes $(SCALE_SIZES) -scale-rounds $(SCALE_ROUNDS) -bin $(SCALE_BINS) -dir $(BENCHDIR)
 
 bench-startup: build
 	$(GO) run ./cmd/anamnesis-bench -startup -bin $(BENCH_BINS) -dir $(BENCHDIR)

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,7 +26,8 @@ func main() {
 	bin := flag.String("bin", "", "anamnesis binary for process timings (empty: skip)")
 	queries := flag.Int("queries", 2000, "in-process search queries per size")
 	syncSizes := flag.String("sync-sizes", "10000", "store sizes for the sync figures (empty: skip)")
-	scaleSizes := flag.String("scale-sizes", "1000,10000,100000", "store sizes for the scale figures, each a process of -bin with its peak RSS (empty: skip)")
+	scaleSizes := flag.String("scale-sizes", "1000,10000,100000", "store sizes for the scale figures, each a process of -bin with its peak RSS (empty: skip); -bin may list several binaries, comma-separated, run interleaved")
+	scaleRounds := flag.Int("scale-rounds", 1, "rounds of the scale figures per size and binary (medians across rounds)")
 	locomoDir := flag.String("locomo", "", "LoCoMo conversation directory: also score recall on it")
 	recallOnly := flag.Bool("recall-only", false, "only the LoCoMo recall figures")
 	embedder := flag.String("embedder", "", "KIND,URL,MODEL of an embedding server (ollama or openai) for the recall figures' semantic leg, e.g. ollama,http://127.0.0.1:11434,nomic-embed-text")
@@ -84,7 +86,7 @@ func main() {
 	if strings.TrimSpace(*sizes) == "" {
 		// The scale figures alone (`make bench-scale`).
 		cfg.Dir, cfg.Binary, cfg.Log = *dir, *bin, os.Stderr
-		if err := printScale(cfg, *scaleSizes); err != nil {
+		if err := printScale(cfg, *scaleSizes, *scaleRounds); err != nil {
 			fmt.Fprintf(os.Stderr, "anamnesis-bench: scale: %v\n", err)
 			os.Exit(1)
 		}
@@ -140,7 +142,7 @@ func main() {
 	}
 
 	if *bin != "" && strings.TrimSpace(*scaleSizes) != "" {
-		if err := printScale(cfg, *scaleSizes); err != nil {
+		if err := printScale(cfg, *scaleSizes, *scaleRounds); err != nil {
 			fmt.Fprintf(os.Stderr, "anamnesis-bench: scale: %v\n", err)
 			os.Exit(1)
 		}
@@ -293,25 +295,43 @@ func printStartup(bins []string, dir string, runs int) error {
 }
 
 // printScale prints what grows with the store (issue 29), each figure a
-// process of the binary: median wall time, then the peak RSS of its runs.
-func printScale(cfg bench.Config, sizes string) error {
+// process of the binary: median wall time and CPU, then the peak RSS of
+// its runs. cfg.Binary may name several binaries, comma-separated (the
+// release before and this one): their runs are interleaved, size by size
+// and round by round, so a loaded machine weighs on each alike.
+func printScale(cfg bench.Config, sizes string, rounds int) error {
+	bins := strings.Split(cfg.Binary, ",")
 	var figs []bench.ScaleFigures
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
 			return fmt.Errorf("bad scale size %q", s)
 		}
-		f, err := bench.RunScale(context.Background(), cfg, n)
-		if err != nil {
-			return fmt.Errorf("%d notes: %w", n, err)
+		runs := make([][]bench.ScaleFigures, len(bins))
+		for r := 0; r < max(rounds, 1); r++ {
+			for i, b := range bins {
+				c := cfg
+				c.Binary = strings.TrimSpace(b)
+				f, err := bench.RunScale(context.Background(), c, n)
+				if err != nil {
+					return fmt.Errorf("%s, %d notes: %w", c.Binary, n, err)
+				}
+				runs[i] = append(runs[i], f)
+			}
 		}
-		figs = append(figs, f)
+		for i := range bins {
+			figs = append(figs, bench.MedianScale(runs[i]))
+		}
 	}
 	fmt.Println()
 	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 	var hdr []string
 	for _, f := range figs {
-		hdr = append(hdr, fmt.Sprintf("%d notes", f.Notes))
+		h := fmt.Sprintf("%d notes", f.Notes)
+		if len(bins) > 1 {
+			h += " " + filepath.Base(f.Binary)
+		}
+		hdr = append(hdr, h)
 	}
 	fmt.Fprintln(w, "scale figure (process: median wall, CPU, peak RSS)\t"+strings.Join(hdr, "\t"))
 	row := func(name string, get func(bench.ScaleFigures) bench.Proc) {
@@ -326,14 +346,8 @@ func printScale(cfg bench.Config, sizes string) error {
 		}
 		fmt.Fprintln(w, strings.Join(cells, "\t"))
 	}
-	row("write of one note (target 100k < 150 ms, 64 MB)", func(f bench.ScaleFigures) bench.Proc { return f.Write })
-	row("hook session-end (target 100k < 150 ms, 64 MB)", func(f bench.ScaleFigures) bench.Proc { return f.HookEnd })
-	row("sync with nothing to do (target 100k < 300 ms)", func(f bench.ScaleFigures) bench.Proc { return f.SyncNothing })
-	row("reindex with nothing to do (target 100k < 300 ms)", func(f bench.ScaleFigures) bench.Proc { return f.ReindexEmpty })
-	row("sync pulling 100 new notes (target 100k < 1 s CPU)", func(f bench.ScaleFigures) bench.Proc { return f.Pull100 })
-	row("sync pulling 1,000 new notes (target 10k < 1.5 s CPU)", func(f bench.ScaleFigures) bench.Proc { return f.Pull1000 })
-	row("first sync of a full store (commit all, push)", func(f bench.ScaleFigures) bench.Proc { return f.FirstPush })
-	row("first sync of an empty machine (target 100k < 60 s, 300 MB)", func(f bench.ScaleFigures) bench.Proc { return f.FirstPull })
-	row("full reindex (target 100k < 25 s, 300 MB)", func(f bench.ScaleFigures) bench.Proc { return f.FullReindex })
+	for _, r := range bench.ScaleRows {
+		row(r.Name, r.Get)
+	}
 	return w.Flush()
 }

@@ -28,6 +28,7 @@ type Proc struct {
 // costs issue 29 asks to keep flat.
 type ScaleFigures struct {
 	Notes        int
+	Binary       string
 	FirstPush    Proc // first sync of a full store: commit everything, push
 	FirstPull    Proc // first sync of an empty machine: fetch, check out, index
 	Write        Proc // `anamnesis write` of one portable note (index + commit)
@@ -39,11 +40,56 @@ type ScaleFigures struct {
 	ReindexEmpty Proc // `anamnesis reindex` with nothing changed
 }
 
+// ScaleRows names the scale figures in the order they are printed, each
+// with its target where issue 29 set one.
+var ScaleRows = []struct {
+	Name string
+	Get  func(ScaleFigures) Proc
+}{
+	{"write of one note (target 100k < 150 ms, 64 MB)", func(f ScaleFigures) Proc { return f.Write }},
+	{"hook session-end (target 100k < 150 ms, 64 MB)", func(f ScaleFigures) Proc { return f.HookEnd }},
+	{"sync with nothing to do (target 100k < 300 ms)", func(f ScaleFigures) Proc { return f.SyncNothing }},
+	{"reindex with nothing to do (target 100k < 300 ms)", func(f ScaleFigures) Proc { return f.ReindexEmpty }},
+	{"sync pulling 100 new notes (target 100k < 1 s CPU)", func(f ScaleFigures) Proc { return f.Pull100 }},
+	{"sync pulling 1,000 new notes (target 10k < 1.5 s CPU)", func(f ScaleFigures) Proc { return f.Pull1000 }},
+	{"first sync of a full store (commit all, push)", func(f ScaleFigures) Proc { return f.FirstPush }},
+	{"first sync of an empty machine (target 100k < 60 s, 300 MB)", func(f ScaleFigures) Proc { return f.FirstPull }},
+	{"full reindex (target 100k < 25 s, 300 MB)", func(f ScaleFigures) Proc { return f.FullReindex }},
+}
+
+// MedianScale folds rounds of one binary at one size into one set of
+// figures: per figure the median of the rounds' wall and CPU medians and
+// the highest peak RSS.
+func MedianScale(rounds []ScaleFigures) ScaleFigures {
+	if len(rounds) == 0 {
+		return ScaleFigures{}
+	}
+	out := rounds[0]
+	fields := []func(*ScaleFigures) *Proc{
+		func(f *ScaleFigures) *Proc { return &f.FirstPush }, func(f *ScaleFigures) *Proc { return &f.FirstPull },
+		func(f *ScaleFigures) *Proc { return &f.Write }, func(f *ScaleFigures) *Proc { return &f.HookEnd },
+		func(f *ScaleFigures) *Proc { return &f.SyncNothing }, func(f *ScaleFigures) *Proc { return &f.Pull100 },
+		func(f *ScaleFigures) *Proc { return &f.Pull1000 }, func(f *ScaleFigures) *Proc { return &f.FullReindex },
+		func(f *ScaleFigures) *Proc { return &f.ReindexEmpty },
+	}
+	for _, field := range fields {
+		var walls, cpus []time.Duration
+		dst := field(&out)
+		for i := range rounds {
+			p := field(&rounds[i])
+			walls, cpus = append(walls, p.Wall), append(cpus, p.CPU)
+			dst.RSS = max(dst.RSS, p.RSS)
+		}
+		dst.Wall, dst.CPU, dst.Runs = pct(walls, 50), pct(cpus, 50), dst.Runs*len(rounds)
+	}
+	return out
+}
+
 // RunScale measures ScaleFigures on copies of the generated store of n
 // notes under cfg.Dir/scale-run-n (removed after; the generated store is
 // reused).
 func RunScale(ctx context.Context, cfg Config, n int) (ScaleFigures, error) {
-	f := ScaleFigures{Notes: n}
+	f := ScaleFigures{Notes: n, Binary: cfg.Binary}
 	if cfg.Binary == "" {
 		return f, fmt.Errorf("the scale figures need -bin")
 	}
@@ -51,8 +97,12 @@ func RunScale(ctx context.Context, cfg Config, n int) (ScaleFigures, error) {
 	if err != nil {
 		return f, err
 	}
-	root := filepath.Join(cfg.Dir, fmt.Sprintf("scale-run-%d", n))
-	os.RemoveAll(root)
+	// A directory of its own per run: two runs beside each other (two
+	// binaries, two people) never share a hub or a home.
+	root, err := os.MkdirTemp(cfg.Dir, fmt.Sprintf("scale-run-%d-", n))
+	if err != nil {
+		return f, fmt.Errorf("scale run directory: %w", err)
+	}
 	defer os.RemoveAll(root)
 	hub := filepath.Join(root, "hub.git")
 	if out, err := exec.Command("git", "init", "--bare", "-b", "main", hub).CombinedOutput(); err != nil {
