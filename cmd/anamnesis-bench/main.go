@@ -37,75 +37,97 @@ func main() {
 	startup := flag.Bool("startup", false, "only the start-up figures (an empty process, --version, the hooks at 10,000 notes); -bin may list several binaries, comma-separated, to compare them")
 	startupRuns := flag.Int("startup-runs", 41, "timed runs per start-up figure and binary")
 	flag.Parse()
-	if *startup {
+	switch {
+	case *startup:
 		if *bin == "" {
-			fmt.Fprintln(os.Stderr, "anamnesis-bench: -startup needs -bin")
-			os.Exit(2)
+			fail(2, "-startup needs -bin")
 		}
 		if err := printStartup(strings.Split(*bin, ","), *dir, *startupRuns); err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: startup: %v\n", err)
-			os.Exit(1)
+			fail(1, "startup: %v", err)
 		}
 		return
-	}
-	if *loop {
+	case *loop:
 		f, err := bench.RunLoop(context.Background(), bench.LoopConfig{Binary: *bin, Dir: *dir, HookSize: *loopHooks, Log: os.Stderr})
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: loop: %v\n", err)
-			os.Exit(1)
+			fail(1, "loop: %v", err)
 		}
 		printLoop(f)
 		return
 	}
 	if *recallOnly || *locomoDir != "" {
-		if *locomoDir == "" {
-			fmt.Fprintln(os.Stderr, "anamnesis-bench: -recall-only needs -locomo DIR")
-			os.Exit(2)
-		}
-		emb, m, err := recallEmbedder(*embedder, *mode)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: %v\n", err)
-			os.Exit(2)
-		}
-		if emb != nil {
-			fmt.Printf("semantic leg: %s, mode %s\n", emb.Model(), m)
-		}
-		f, err := bench.RunLoCoMo(context.Background(), *locomoDir, *dir, emb, bench.ModeSearch(m))
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: locomo: %v\n", err)
-			os.Exit(1)
-		}
-		fmt.Print(bench.FormatRecall(f))
+		printRecall(*locomoDir, *dir, *embedder, *mode)
 		if *recallOnly {
 			return
 		}
 		fmt.Println()
 	}
-
-	var cfg bench.Config
+	cfg := bench.Config{Dir: *dir, Binary: *bin, Queries: *queries, Log: os.Stderr}
 	if strings.TrimSpace(*sizes) == "" {
 		// The scale figures alone (`make bench-scale`).
-		cfg.Dir, cfg.Binary, cfg.Log = *dir, *bin, os.Stderr
 		if err := printScale(cfg, *scaleSizes, *scaleRounds); err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: scale: %v\n", err)
-			os.Exit(1)
+			fail(1, "scale: %v", err)
 		}
 		return
 	}
-	for _, s := range strings.Split(*sizes, ",") {
+	runSizes(cfg, *sizes, *startupRuns, *scaleSizes, *scaleRounds, *syncSizes)
+}
+
+// runSizes prints the figures of each store size in sizes, then the
+// start-up, scale and sync figures.
+func runSizes(cfg bench.Config, sizes string, startupRuns int, scaleSizes string, scaleRounds int, syncSizes string) {
+	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 100 {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: bad size %q (at least 100)\n", s)
-			os.Exit(2)
+			fail(2, "bad size %q (at least 100)", s)
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
 	}
-	cfg.Dir, cfg.Binary, cfg.Queries, cfg.Log = *dir, *bin, *queries, os.Stderr
 	figs, err := bench.Run(context.Background(), cfg)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "anamnesis-bench: %v\n", err)
-		os.Exit(1)
+		fail(1, "%v", err)
 	}
+	printFigures(figs)
+	if cfg.Binary != "" {
+		fmt.Println()
+		if err := printStartup([]string{cfg.Binary}, cfg.Dir, startupRuns); err != nil {
+			fail(1, "startup: %v", err)
+		}
+	}
+	if cfg.Binary != "" && strings.TrimSpace(scaleSizes) != "" {
+		if err := printScale(cfg, scaleSizes, scaleRounds); err != nil {
+			fail(1, "scale: %v", err)
+		}
+	}
+	printSync(cfg, syncSizes)
+}
+
+// fail prints one line to stderr and exits with code.
+func fail(code int, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "anamnesis-bench: "+format+"\n", args...)
+	os.Exit(code)
+}
+
+// printRecall scores recall on the LoCoMo conversations in locomoDir.
+func printRecall(locomoDir, dir, embedder, mode string) {
+	if locomoDir == "" {
+		fail(2, "-recall-only needs -locomo DIR")
+	}
+	emb, m, err := recallEmbedder(embedder, mode)
+	if err != nil {
+		fail(2, "%v", err)
+	}
+	if emb != nil {
+		fmt.Printf("semantic leg: %s, mode %s\n", emb.Model(), m)
+	}
+	f, err := bench.RunLoCoMo(context.Background(), locomoDir, dir, emb, bench.ModeSearch(m))
+	if err != nil {
+		fail(1, "locomo: %v", err)
+	}
+	fmt.Print(bench.FormatRecall(f))
+}
+
+// printFigures prints the in-process and whole-process figures per size.
+func printFigures(figs []bench.Figures) {
 	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "figure\t"+header(figs))
 	row := func(name string, get func(bench.Figures) string) {
@@ -133,35 +155,23 @@ func main() {
 	row("`anamnesis hook session-end` p50 (target 10k < 150 ms)", func(f bench.Figures) string { return ms(f.HookEndP50) })
 	row("Store.Write throughput (fsync + index each)", func(f bench.Figures) string { return fmt.Sprintf("%.0f notes/s", f.WritesPerSecond) })
 	w.Flush()
-	if cfg.Binary != "" {
-		fmt.Println()
-		if err := printStartup([]string{cfg.Binary}, cfg.Dir, *startupRuns); err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: startup: %v\n", err)
-			os.Exit(1)
-		}
-	}
+}
 
-	if *bin != "" && strings.TrimSpace(*scaleSizes) != "" {
-		if err := printScale(cfg, *scaleSizes, *scaleRounds); err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: scale: %v\n", err)
-			os.Exit(1)
-		}
-	}
-
+// printSync measures and prints the in-process sync figures per size in
+// the comma-separated sizes (none: nothing).
+func printSync(cfg bench.Config, sizes string) {
 	var sf []bench.SyncFigures
-	for _, s := range strings.Split(*syncSizes, ",") {
+	for _, s := range strings.Split(sizes, ",") {
 		if strings.TrimSpace(s) == "" {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: bad sync size %q\n", s)
-			os.Exit(2)
+			fail(2, "bad sync size %q", s)
 		}
 		f, err := bench.RunSync(context.Background(), cfg, n)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "anamnesis-bench: sync %d: %v\n", n, err)
-			os.Exit(1)
+			fail(1, "sync %d: %v", n, err)
 		}
 		sf = append(sf, f)
 	}
@@ -169,7 +179,7 @@ func main() {
 		return
 	}
 	fmt.Println()
-	w = tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
+	w := tabwriter.NewWriter(os.Stdout, 2, 4, 2, ' ', 0)
 	var hdr []string
 	for _, f := range sf {
 		hdr = append(hdr, fmt.Sprintf("%d notes", f.Notes))

@@ -108,24 +108,60 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 		return f, err
 	}
 	defer s.Close()
-
-	start := time.Now()
-	rep, err := s.Rebuild(ctx)
+	paths, err := listPaths(filepath.Join(home, note.PortableDir))
 	if err != nil {
 		return f, err
 	}
+	if err := measureIndexing(ctx, cfg, s, home, paths, &f); err != nil {
+		return f, err
+	}
+	g := synth.NewGen(synth.NewVocab(20000, 1), 99)
+	queries := make([]string, cfg.Queries)
+	for i := range queries {
+		queries[i] = g.Query()
+	}
+	prompts, err := measureSearches(ctx, cfg, s, queries, paths, &f)
+	if err != nil {
+		return f, err
+	}
+	const writes = 300
+	t0 := time.Now()
+	for i := 0; i < writes; i++ {
+		if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: g.Words(5), Body: g.Body(), Scope: note.ScopeMachineLocal}); err != nil {
+			return f, err
+		}
+	}
+	f.WritesPerSecond = writes / time.Since(t0).Seconds()
+	cfg.logf("  %.0f writes/s", f.WritesPerSecond)
+
+	if cfg.Binary != "" {
+		env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=bench")
+		if err := measureProcesses(ctx, cfg, env, g, queries, &f); err != nil {
+			return f, err
+		}
+		if err := measureHooks(ctx, cfg, home, env, prompts, &f); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// measureIndexing times a full rebuild of the n notes, then reconciles
+// with nothing changed and with ten files touched.
+func measureIndexing(ctx context.Context, cfg Config, s *anamnesis.Store, home string, paths []string, f *Figures) error {
+	start := time.Now()
+	rep, err := s.Rebuild(ctx)
+	if err != nil {
+		return err
+	}
 	f.FullReindex = time.Since(start)
-	if rep.Indexed != n {
-		return f, fmt.Errorf("rebuild indexed %d notes, want %d", rep.Indexed, n)
+	if rep.Indexed != f.Notes {
+		return fmt.Errorf("rebuild indexed %d notes, want %d", rep.Indexed, f.Notes)
 	}
 	cfg.logf("  full reindex %v", f.FullReindex)
 
 	if f.ReconcileNone, err = timeMedian(5, func() error { _, err := s.Reconcile(ctx); return err }); err != nil {
-		return f, err
-	}
-	paths, err := listPaths(filepath.Join(home, note.PortableDir))
-	if err != nil {
-		return f, err
+		return err
 	}
 	round := 0
 	f.Reconcile10, err = timeMedianPrep(5, func() error {
@@ -139,97 +175,81 @@ func measure(ctx context.Context, cfg Config, n int) (Figures, error) {
 		return err
 	})
 	if err != nil {
-		return f, err
+		return err
 	}
 	cfg.logf("  reconcile 10 changed %v, nothing changed %v", f.Reconcile10, f.ReconcileNone)
+	return nil
+}
 
-	g := synth.NewGen(synth.NewVocab(20000, 1), 99)
-	queries := make([]string, cfg.Queries)
-	for i := range queries {
-		queries[i] = g.Query()
-	}
+// measureSearches times in-process searches of three kinds: zipf-drawn
+// words, prompts made of note text and distinctive words. It returns the
+// prompts, which the hook figures reuse.
+func measureSearches(ctx context.Context, cfg Config, s *anamnesis.Store, queries, paths []string, f *Figures) ([]string, error) {
 	for _, q := range queries[:min(100, len(queries))] { // warm the page cache and statement cache
 		s.Search(ctx, q, index.Filter{})
 	}
+	var err error
+	if f.SearchP50, f.SearchP99, err = searchLatency(ctx, s, queries); err != nil {
+		return nil, err
+	}
+	cfg.logf("  search (zipf words) p50 %v p99 %v over %d queries", f.SearchP50, f.SearchP99, len(queries))
+	prompts, err := promptQueries(paths, cfg.Queries)
+	if err != nil {
+		return nil, err
+	}
+	if f.PromptP50, f.PromptP99, err = searchLatency(ctx, s, prompts); err != nil {
+		return nil, err
+	}
+	cfg.logf("  search (prompts) p50 %v p99 %v over %d queries", f.PromptP50, f.PromptP99, len(prompts))
+	rare, err := distinctiveQueries(ctx, s, paths, cfg.Queries)
+	if err != nil {
+		return nil, err
+	}
+	if f.RareP50, f.RareP99, err = searchLatency(ctx, s, rare); err != nil {
+		return nil, err
+	}
+	pc := s.SearchPaths()
+	f.Paths = fmt.Sprintf("%d/%d/%d/%d", pc.Postings, pc.MaxScore, pc.Floored, pc.Full)
+	cfg.logf("  search (distinctive words) p50 %v p99 %v; answered postings/fts5 maxscore/floored/full %s", f.RareP50, f.RareP99, f.Paths)
+	return prompts, nil
+}
+
+// searchLatency runs each query once and returns the p50 and p99.
+func searchLatency(ctx context.Context, s *anamnesis.Store, queries []string) (p50, p99 time.Duration, err error) {
 	lat := make([]time.Duration, 0, len(queries))
 	for _, q := range queries {
 		t0 := time.Now()
 		if _, err := s.Search(ctx, q, index.Filter{}); err != nil {
-			return f, err
+			return 0, 0, err
 		}
 		lat = append(lat, time.Since(t0))
 	}
-	f.SearchP50, f.SearchP99 = pct(lat, 50), pct(lat, 99)
-	cfg.logf("  search (zipf words) p50 %v p99 %v over %d queries", f.SearchP50, f.SearchP99, len(lat))
+	return pct(lat, 50), pct(lat, 99), nil
+}
 
-	prompts, err := promptQueries(paths, cfg.Queries)
-	if err != nil {
-		return f, err
-	}
-	lat = lat[:0]
-	for _, q := range prompts {
-		t0 := time.Now()
-		if _, err := s.Search(ctx, q, index.Filter{}); err != nil {
-			return f, err
+// measureProcesses times `anamnesis search` and `anamnesis write` as
+// whole processes of cfg.Binary.
+func measureProcesses(ctx context.Context, cfg Config, env []string, g *synth.Gen, queries []string, f *Figures) error {
+	var procs []time.Duration
+	for i := 0; i < 40; i++ {
+		d, err := timeProc(ctx, cfg.Binary, env, "", "search", queries[i%len(queries)])
+		if err != nil {
+			return err
 		}
-		lat = append(lat, time.Since(t0))
+		procs = append(procs, d)
 	}
-	f.PromptP50, f.PromptP99 = pct(lat, 50), pct(lat, 99)
-	cfg.logf("  search (prompts) p50 %v p99 %v over %d queries", f.PromptP50, f.PromptP99, len(lat))
-
-	rare, err := distinctiveQueries(ctx, s, paths, cfg.Queries)
-	if err != nil {
-		return f, err
+	f.ProcSearchP50, f.ProcSearchP95 = pct(procs[5:], 50), pct(procs[5:], 95)
+	var wr []time.Duration
+	for i := 0; i < 20; i++ {
+		d, err := timeProc(ctx, cfg.Binary, env, g.Body(), "write", "--type", "episodic", "--title", g.Words(4), "--scope", "machine-local")
+		if err != nil {
+			return err
+		}
+		wr = append(wr, d)
 	}
-	lat = lat[:0]
-	for _, q := range rare {
-		t0 := time.Now()
-		if _, err := s.Search(ctx, q, index.Filter{}); err != nil {
-			return f, err
-		}
-		lat = append(lat, time.Since(t0))
-	}
-	f.RareP50, f.RareP99 = pct(lat, 50), pct(lat, 99)
-	pc := s.SearchPaths()
-	f.Paths = fmt.Sprintf("%d/%d/%d/%d", pc.Postings, pc.MaxScore, pc.Floored, pc.Full)
-	cfg.logf("  search (distinctive words) p50 %v p99 %v; answered postings/fts5 maxscore/floored/full %s", f.RareP50, f.RareP99, f.Paths)
-
-	const writes = 300
-	t0 := time.Now()
-	for i := 0; i < writes; i++ {
-		if _, _, err := s.Write(ctx, anamnesis.WriteRequest{Type: "semantic", Title: g.Words(5), Body: g.Body(), Scope: note.ScopeMachineLocal}); err != nil {
-			return f, err
-		}
-	}
-	f.WritesPerSecond = writes / time.Since(t0).Seconds()
-	cfg.logf("  %.0f writes/s", f.WritesPerSecond)
-
-	if cfg.Binary != "" {
-		env := append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=bench")
-		var procs []time.Duration
-		for i := 0; i < 40; i++ {
-			d, err := timeProc(ctx, cfg.Binary, env, "", "search", queries[i])
-			if err != nil {
-				return f, err
-			}
-			procs = append(procs, d)
-		}
-		f.ProcSearchP50, f.ProcSearchP95 = pct(procs[5:], 50), pct(procs[5:], 95)
-		var wr []time.Duration
-		for i := 0; i < 20; i++ {
-			d, err := timeProc(ctx, cfg.Binary, env, g.Body(), "write", "--type", "episodic", "--title", g.Words(4), "--scope", "machine-local")
-			if err != nil {
-				return f, err
-			}
-			wr = append(wr, d)
-		}
-		f.ProcWriteP50 = pct(wr, 50)
-		cfg.logf("  `anamnesis search` p50 %v p95 %v; `anamnesis write` p50 %v", f.ProcSearchP50, f.ProcSearchP95, f.ProcWriteP50)
-		if err := measureHooks(ctx, cfg, home, env, prompts, &f); err != nil {
-			return f, err
-		}
-	}
-	return f, nil
+	f.ProcWriteP50 = pct(wr, 50)
+	cfg.logf("  `anamnesis search` p50 %v p95 %v; `anamnesis write` p50 %v", f.ProcSearchP50, f.ProcSearchP95, f.ProcWriteP50)
+	return nil
 }
 
 // measureHooks times the Claude Code hooks as Claude Code runs them: a
@@ -244,12 +264,7 @@ func measureHooks(ctx context.Context, cfg Config, src string, env []string, pro
 		return err
 	}
 	transcript := filepath.Join(cfg.Dir, "hook-transcript.jsonl")
-	var tr strings.Builder
-	for i := 0; i < 200; i++ {
-		fmt.Fprintf(&tr, `{"type":"user","uuid":"u%d","sessionId":"bench-session","cwd":%q,"message":{"role":"user","content":"question %d about the ingest pipeline"}}`+"\n", i, proj, i)
-		fmt.Fprintf(&tr, `{"type":"assistant","uuid":"a%d","sessionId":"bench-session","message":{"role":"assistant","content":[{"type":"text","text":"answer %d"},{"type":"tool_use","name":"Edit","input":{"file_path":"/src/f%d.go"}}]}}`+"\n", i, i, i%7)
-	}
-	if err := os.WriteFile(transcript, []byte(tr.String()), 0o644); err != nil {
+	if err := writeHookTranscript(transcript, proj); err != nil {
 		return err
 	}
 	run := func(n int, stdin func(i int) string, args ...string) (time.Duration, error) {
@@ -281,6 +296,17 @@ func measureHooks(ctx context.Context, cfg Config, src string, env []string, pro
 	}
 	cfg.logf("  hooks: session-start p50 %v, prompt p50 %v, session-end p50 %v", f.HookStartP50, f.HookPromptP50, f.HookEndP50)
 	return nil
+}
+
+// writeHookTranscript writes the transcript the session-end figures
+// capture: 200 prompts and answers in proj, each answer editing a file.
+func writeHookTranscript(path, proj string) error {
+	var tr strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&tr, `{"type":"user","uuid":"u%d","sessionId":"bench-session","cwd":%q,"message":{"role":"user","content":"question %d about the ingest pipeline"}}`+"\n", i, proj, i)
+		fmt.Fprintf(&tr, `{"type":"assistant","uuid":"a%d","sessionId":"bench-session","message":{"role":"assistant","content":[{"type":"text","text":"answer %d"},{"type":"tool_use","name":"Edit","input":{"file_path":"/src/f%d.go"}}]}}`+"\n", i, i, i%7)
+	}
+	return os.WriteFile(path, []byte(tr.String()), 0o644)
 }
 
 // hookFixture copies the store at src to home, indexes it (untimed) with

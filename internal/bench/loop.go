@@ -86,37 +86,92 @@ func RunLoop(ctx context.Context, cfg LoopConfig) (LoopFigures, error) {
 	if cfg.Binary == "" {
 		return out, fmt.Errorf("the loop scenario needs -bin")
 	}
-	root, err := filepath.Abs(filepath.Join(cfg.Dir, "loop"))
+	w, err := newLoopWorld(ctx, cfg)
 	if err != nil {
 		return out, err
+	}
+	facts := loopFacts()
+	if err := w.deskWeek(ctx, facts); err != nil {
+		return out, err
+	}
+	for _, m := range []*loopMachine{w.desk, w.laptop} {
+		if _, err := m.run(ctx, "", "sync"); err != nil {
+			return out, err
+		}
+	}
+	list, err := w.laptop.run(ctx, "", "list", "--type", "episodic", "--json")
+	if err != nil {
+		return out, err
+	}
+	out.SessionNotes = strings.Count(list, `"id":`)
+	if err := w.probe(ctx, facts, &out); err != nil {
+		return out, err
+	}
+	if out.Fresh, err = runFresh(ctx, cfg, filepath.Join(w.root, "fresh")); err != nil {
+		return out, fmt.Errorf("fresh cases: %w", err)
+	}
+	if cfg.HookSize > 0 {
+		if out.HookStartP50, out.HookPromptP50, err = loopHookTimes(ctx, cfg); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// loopWorld is the scenario's setting: a hub, two machines and two
+// project directories.
+type loopWorld struct {
+	root         string
+	desk, laptop *loopMachine
+	projects     map[string]string // project name -> directory
+	sessions     int
+}
+
+func newLoopWorld(ctx context.Context, cfg LoopConfig) (*loopWorld, error) {
+	root, err := filepath.Abs(filepath.Join(cfg.Dir, "loop"))
+	if err != nil {
+		return nil, err
 	}
 	os.RemoveAll(root)
 	hub := filepath.Join(root, "hub.git")
 	if b, err := exec.CommandContext(ctx, "git", "init", "--bare", "-b", "main", hub).CombinedOutput(); err != nil {
-		return out, fmt.Errorf("git init: %v: %s", err, b)
+		return nil, fmt.Errorf("git init: %v: %s", err, b)
 	}
-	desk := newLoopMachine(cfg, root, "desk", hub)
-	laptop := newLoopMachine(cfg, root, "laptop", hub)
-	projects := map[string]string{}
+	w := &loopWorld{root: root, projects: map[string]string{},
+		desk: newLoopMachine(cfg, root, "desk", hub), laptop: newLoopMachine(cfg, root, "laptop", hub)}
 	for _, p := range []string{"app", "infra"} {
 		dir := filepath.Join(root, "src", p)
 		os.MkdirAll(filepath.Join(dir, ".anamnesis"), 0o755)
 		if err := os.WriteFile(filepath.Join(dir, ".anamnesis", "project"), []byte(p+"\n"), 0o644); err != nil {
-			return out, err
+			return nil, err
 		}
-		projects[p] = dir
+		w.projects[p] = dir
 	}
+	return w, nil
+}
+
+// loopFacts are the scenario's facts: one per subject, two of three
+// written through MCP, the third learnt by a working session.
+func loopFacts() []fact {
 	var facts []fact
 	for i, s := range subjects {
 		facts = append(facts, fact{subject: s, project: []string{"app", "infra"}[i%2], port: 4100 + 7*i, viaMCP: i%3 != 2})
 	}
+	return facts
+}
+
+// deskWeek is the week on the desk: a store, global preferences, the
+// facts through MCP, then working sessions, plain questions and
+// greetings.
+func (w *loopWorld) deskWeek(ctx context.Context, facts []fact) error {
+	desk := w.desk
 	if _, err := desk.run(ctx, "", "write", "--type", "semantic", "--title", "warm-up", "--body", "creates the store", "--scope", "machine-local"); err != nil {
-		return out, err
+		return err
 	}
 	for i := 0; i < 30; i++ {
 		body := fmt.Sprintf("Preference %d: the user likes small commits, tabs in Go, and reviews before merging; detail %d.", i, i)
 		if _, err := desk.run(ctx, "", "write", "--type", "semantic", "--title", fmt.Sprintf("User preference %d", i), "--body", strings.Repeat(body+" ", 3)); err != nil {
-			return out, err
+			return err
 		}
 	}
 	var writes []map[string]any
@@ -128,58 +183,64 @@ func RunLoop(ctx context.Context, cfg LoopConfig) (LoopFigures, error) {
 		}
 	}
 	if err := desk.mcpWrites(ctx, writes); err != nil {
-		return out, err
-	}
-	session := 0
-	play := func(m *loopMachine, project, prompt string, turns []turn) error {
-		session++
-		id := fmt.Sprintf("%s-session-%d", m.name, session)
-		cwd := projects[project]
-		if _, err := m.hook(ctx, "session-start", map[string]any{"session_id": id, "cwd": cwd, "source": "startup"}); err != nil {
-			return err
-		}
-		if _, err := m.hook(ctx, "prompt", map[string]any{"session_id": id, "cwd": cwd, "prompt": prompt}); err != nil {
-			return err
-		}
-		tr, err := writeTranscript(root, id, cwd, prompt, turns)
-		if err != nil {
-			return err
-		}
-		_, err = m.hook(ctx, "session-end", map[string]any{"session_id": id, "cwd": cwd, "transcript_path": tr})
 		return err
 	}
 	for i, f := range facts {
-		if !f.viaMCP {
-			cfgFile := filepath.Join(projects[f.project], "config", f.subject+".yaml")
-			if err := play(desk, f.project, fmt.Sprintf("configure the %s service to listen on port %d", f.subject, f.port), []turn{
-				{tool: "Edit", file: cfgFile},
-				{text: fmt.Sprintf("Done: the %s service now listens on %s (config/%s.yaml). We decided to keep the health check on /healthz.", f.subject, f.answer(), f.subject)},
-			}); err != nil {
-				return out, err
-			}
-		}
-		if i%2 == 0 { // a plain question, not settled here: nothing to keep
-			if err := play(desk, f.project, fmt.Sprintf("what port does the %s service listen on?", f.subject),
-				[]turn{{text: fmt.Sprintf("I would have to look at the %s service's configuration to say.", f.subject)}}); err != nil {
-				return out, err
-			}
-		}
-		if i%4 == 0 {
-			if err := play(desk, f.project, "hello there", []turn{{text: "Hello! What would you like to work on?"}}); err != nil {
-				return out, err
-			}
+		if err := w.deskSessions(ctx, i, f); err != nil {
+			return err
 		}
 	}
-	for _, m := range []*loopMachine{desk, laptop} {
-		if _, err := m.run(ctx, "", "sync"); err != nil {
-			return out, err
+	return nil
+}
+
+// deskSessions plays the desk's sessions about fact i: the work that
+// settles it (unless MCP wrote it), every other time a question the
+// session cannot answer, every fourth a greeting.
+func (w *loopWorld) deskSessions(ctx context.Context, i int, f fact) error {
+	if !f.viaMCP {
+		cfgFile := filepath.Join(w.projects[f.project], "config", f.subject+".yaml")
+		if err := w.play(ctx, w.desk, f.project, fmt.Sprintf("configure the %s service to listen on port %d", f.subject, f.port), []turn{
+			{tool: "Edit", file: cfgFile},
+			{text: fmt.Sprintf("Done: the %s service now listens on %s (config/%s.yaml). We decided to keep the health check on /healthz.", f.subject, f.answer(), f.subject)},
+		}); err != nil {
+			return err
 		}
 	}
-	list, err := laptop.run(ctx, "", "list", "--type", "episodic", "--json")
+	if i%2 == 0 { // a plain question, not settled here: nothing to keep
+		if err := w.play(ctx, w.desk, f.project, fmt.Sprintf("what port does the %s service listen on?", f.subject),
+			[]turn{{text: fmt.Sprintf("I would have to look at the %s service's configuration to say.", f.subject)}}); err != nil {
+			return err
+		}
+	}
+	if i%4 == 0 {
+		return w.play(ctx, w.desk, f.project, "hello there", []turn{{text: "Hello! What would you like to work on?"}})
+	}
+	return nil
+}
+
+// play runs one session on m: SessionStart, one prompt, the transcript of
+// turns, SessionEnd.
+func (w *loopWorld) play(ctx context.Context, m *loopMachine, project, prompt string, turns []turn) error {
+	w.sessions++
+	id := fmt.Sprintf("%s-session-%d", m.name, w.sessions)
+	cwd := w.projects[project]
+	if _, err := m.hook(ctx, "session-start", map[string]any{"session_id": id, "cwd": cwd, "source": "startup"}); err != nil {
+		return err
+	}
+	if _, err := m.hook(ctx, "prompt", map[string]any{"session_id": id, "cwd": cwd, "prompt": prompt}); err != nil {
+		return err
+	}
+	tr, err := writeTranscript(w.root, id, cwd, prompt, turns)
 	if err != nil {
-		return out, err
+		return err
 	}
-	out.SessionNotes = strings.Count(list, `"id":`)
+	_, err = m.hook(ctx, "session-end", map[string]any{"session_id": id, "cwd": cwd, "transcript_path": tr})
+	return err
+}
+
+// probe runs one probe session per fact on the laptop and scores what
+// reached the model.
+func (w *loopWorld) probe(ctx context.Context, facts []fact, out *LoopFigures) error {
 	durable := map[string][]string{} // project -> titles of its durable notes
 	for _, f := range facts {
 		if f.viaMCP {
@@ -189,76 +250,82 @@ func RunLoop(ctx context.Context, cfg LoopConfig) (LoopFigures, error) {
 	chars := 0
 	for i, f := range facts {
 		id := fmt.Sprintf("probe-%d", i)
-		cwd := projects[f.project]
-		start, err := laptop.hook(ctx, "session-start", map[string]any{"session_id": id, "cwd": cwd, "source": "startup"})
+		cwd := w.projects[f.project]
+		start, err := w.laptop.hook(ctx, "session-start", map[string]any{"session_id": id, "cwd": cwd, "source": "startup"})
 		if err != nil {
-			return out, err
+			return err
 		}
-		prompt, err := laptop.hook(ctx, "prompt", map[string]any{"session_id": id, "cwd": cwd, "prompt": fmt.Sprintf("which port does the %s service use again?", f.subject)})
+		prompt, err := w.laptop.hook(ctx, "prompt", map[string]any{"session_id": id, "cwd": cwd, "prompt": fmt.Sprintf("which port does the %s service use again?", f.subject)})
 		if err != nil {
-			return out, err
+			return err
 		}
-		out.Probes++
 		chars += len(start) + len(prompt)
-		if strings.Contains(start, f.answer()) || strings.Contains(prompt, f.answer()) {
-			out.Hits++
-		}
-		for _, title := range durable[f.project] {
-			if !strings.Contains(start, title) {
-				out.CrowdedOut++
-			}
-		}
-		startNotes, promptNotes := splitNotes(start), splitNotes(prompt)
-		for _, n := range promptNotes {
-			out.Recalled++
-			if strings.Contains(n.text, f.answer()) {
-				out.RecalledRelevant++
-			}
-		}
-		ids := map[string]bool{}
-		for _, n := range startNotes {
-			ids[n.id] = true
-		}
-		for _, n := range append(startNotes, promptNotes...) {
-			if strings.Contains(strings.ToLower(n.text), f.subject) {
-				out.Mentioning++
-				if !strings.Contains(n.text, f.answer()) {
-					out.Echoes++
-				}
-			}
-		}
-		for _, n := range promptNotes {
-			if ids[n.id] {
-				out.Repeated++
-			}
-		}
+		out.score(f, start, prompt, durable[f.project])
 	}
 	out.CharsPerSession = chars / max(out.Probes, 1)
-	if out.Fresh, err = runFresh(ctx, cfg, filepath.Join(root, "fresh")); err != nil {
-		return out, fmt.Errorf("fresh cases: %w", err)
+	return nil
+}
+
+// score counts one probe: whether its answer arrived, which recalled
+// notes were relevant, echoes, durable notes crowded out, repeats.
+func (out *LoopFigures) score(f fact, start, prompt string, durable []string) {
+	out.Probes++
+	if strings.Contains(start, f.answer()) || strings.Contains(prompt, f.answer()) {
+		out.Hits++
 	}
-	if cfg.HookSize > 0 {
-		bc := Config{Dir: cfg.Dir, Binary: cfg.Binary, Log: cfg.Log}
-		src, _, err := ensureStore(bc, cfg.HookSize)
-		if err != nil {
-			return out, err
+	for _, title := range durable {
+		if !strings.Contains(start, title) {
+			out.CrowdedOut++
 		}
-		paths, err := listPaths(filepath.Join(src, "memory"))
-		if err != nil {
-			return out, err
-		}
-		prompts, err := promptQueries(paths, 100)
-		if err != nil {
-			return out, err
-		}
-		var f Figures
-		env := append(os.Environ(), "ANAMNESIS_MACHINE_ID=bench")
-		if err := measureHooks(ctx, bc, src, env, prompts, &f); err != nil {
-			return out, err
-		}
-		out.HookStartP50, out.HookPromptP50 = f.HookStartP50, f.HookPromptP50
 	}
-	return out, nil
+	startNotes, promptNotes := splitNotes(start), splitNotes(prompt)
+	for _, n := range promptNotes {
+		out.Recalled++
+		if strings.Contains(n.text, f.answer()) {
+			out.RecalledRelevant++
+		}
+	}
+	ids := map[string]bool{}
+	for _, n := range startNotes {
+		ids[n.id] = true
+	}
+	for _, n := range append(startNotes, promptNotes...) {
+		if strings.Contains(strings.ToLower(n.text), f.subject) {
+			out.Mentioning++
+			if !strings.Contains(n.text, f.answer()) {
+				out.Echoes++
+			}
+		}
+	}
+	for _, n := range promptNotes {
+		if ids[n.id] {
+			out.Repeated++
+		}
+	}
+}
+
+// loopHookTimes are the session-start and prompt hooks' p50 on a
+// generated store of cfg.HookSize notes.
+func loopHookTimes(ctx context.Context, cfg LoopConfig) (start, prompt time.Duration, err error) {
+	bc := Config{Dir: cfg.Dir, Binary: cfg.Binary, Log: cfg.Log}
+	src, _, err := ensureStore(bc, cfg.HookSize)
+	if err != nil {
+		return 0, 0, err
+	}
+	paths, err := listPaths(filepath.Join(src, "memory"))
+	if err != nil {
+		return 0, 0, err
+	}
+	prompts, err := promptQueries(paths, 100)
+	if err != nil {
+		return 0, 0, err
+	}
+	var f Figures
+	env := append(os.Environ(), "ANAMNESIS_MACHINE_ID=bench")
+	if err := measureHooks(ctx, bc, src, env, prompts, &f); err != nil {
+		return 0, 0, err
+	}
+	return f.HookStartP50, f.HookPromptP50, nil
 }
 
 // loopMachine runs the binary as one machine: its own home and machine

@@ -86,8 +86,8 @@ func MedianScale(rounds []ScaleFigures) ScaleFigures {
 }
 
 // RunScale measures ScaleFigures on copies of the generated store of n
-// notes under cfg.Dir/scale-run-n (removed after; the generated store is
-// reused).
+// notes under cfg.Dir/scale-run-n-* (removed after; the generated store
+// is reused).
 func RunScale(ctx context.Context, cfg Config, n int) (ScaleFigures, error) {
 	f := ScaleFigures{Notes: n, Binary: cfg.Binary}
 	if cfg.Binary == "" {
@@ -104,106 +104,155 @@ func RunScale(ctx context.Context, cfg Config, n int) (ScaleFigures, error) {
 		return f, fmt.Errorf("scale run directory: %w", err)
 	}
 	defer os.RemoveAll(root)
+	r, err := newScaleRun(ctx, cfg, root, src)
+	if err != nil {
+		return f, err
+	}
+	for _, step := range []func(*ScaleFigures) error{r.firstSyncs, r.everyday, r.pulls, r.fullReindex} {
+		if err := step(&f); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// scaleRun is one run of the scale figures: a bare hub, machine A with
+// the generated notes and machine B, empty.
+type scaleRun struct {
+	ctx          context.Context
+	cfg          Config
+	homeA, homeB string
+	envA, envB   []string
+}
+
+func newScaleRun(ctx context.Context, cfg Config, root, src string) (*scaleRun, error) {
 	hub := filepath.Join(root, "hub.git")
 	if out, err := exec.Command("git", "init", "--bare", "-b", "main", hub).CombinedOutput(); err != nil {
-		return f, fmt.Errorf("git init --bare: %v: %s", err, out)
+		return nil, fmt.Errorf("git init --bare: %v: %s", err, out)
 	}
-	homeA, homeB := filepath.Join(root, "a"), filepath.Join(root, "b")
-	if err := copyTree(filepath.Join(src, note.PortableDir), filepath.Join(homeA, note.PortableDir)); err != nil {
-		return f, err
+	r := &scaleRun{ctx: ctx, cfg: cfg, homeA: filepath.Join(root, "a"), homeB: filepath.Join(root, "b")}
+	if err := copyTree(filepath.Join(src, note.PortableDir), filepath.Join(r.homeA, note.PortableDir)); err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(homeB, 0o755); err != nil {
-		return f, err
+	if err := os.MkdirAll(r.homeB, 0o755); err != nil {
+		return nil, err
 	}
 	env := func(home, machine string) []string {
 		return append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID="+machine, "ANAMNESIS_GIT_REMOTE="+hub)
 	}
-	envA, envB := env(homeA, "bench-a"), env(homeB, "bench-b")
-	run := func(runs int, e []string, prep func(i int) (string, error), args ...string) (Proc, error) {
-		var walls, cpus []time.Duration
-		p := Proc{Runs: runs}
-		for i := range runs {
-			stdin, err := prep(i)
-			if err != nil {
-				return p, err
-			}
-			wall, cpu, rss, err := timeProcRSS(ctx, cfg.Binary, e, stdin, args...)
-			if err != nil {
-				return p, err
-			}
-			walls, cpus = append(walls, wall), append(cpus, cpu)
-			p.RSS = max(p.RSS, rss)
-		}
-		p.Wall, p.CPU = pct(walls, 50), pct(cpus, 50)
-		return p, nil
-	}
-	none := func(int) (string, error) { return "", nil }
+	r.envA, r.envB = env(r.homeA, "bench-a"), env(r.homeB, "bench-b")
+	return r, nil
+}
 
-	if f.FirstPush, err = run(1, envA, none, "sync"); err != nil {
-		return f, err
+// run times runs processes of the binary with env e, each after prep,
+// which returns its stdin.
+func (r *scaleRun) run(runs int, e []string, prep func(i int) (string, error), args ...string) (Proc, error) {
+	var walls, cpus []time.Duration
+	p := Proc{Runs: runs}
+	for i := range runs {
+		stdin, err := prep(i)
+		if err != nil {
+			return p, err
+		}
+		wall, cpu, rss, err := timeProcRSS(r.ctx, r.cfg.Binary, e, stdin, args...)
+		if err != nil {
+			return p, err
+		}
+		walls, cpus = append(walls, wall), append(cpus, cpu)
+		p.RSS = max(p.RSS, rss)
 	}
-	cfg.logf("  scale %d: first sync of a full store %v, %d MB", n, f.FirstPush.Wall, f.FirstPush.RSS>>20)
-	if f.FirstPull, err = run(1, envB, none, "sync"); err != nil {
-		return f, err
+	p.Wall, p.CPU = pct(walls, 50), pct(cpus, 50)
+	return p, nil
+}
+
+func noStdin(int) (string, error) { return "", nil }
+
+// firstSyncs: A commits and pushes everything, then B, empty, syncs.
+func (r *scaleRun) firstSyncs(f *ScaleFigures) error {
+	var err error
+	if f.FirstPush, err = r.run(1, r.envA, noStdin, "sync"); err != nil {
+		return err
 	}
-	cfg.logf("  scale %d: first sync of an empty machine %v, %d MB", n, f.FirstPull.Wall, f.FirstPull.RSS>>20)
-	if f.ReindexEmpty, err = run(5, envA, none, "reindex"); err != nil {
-		return f, err
+	r.cfg.logf("  scale %d: first sync of a full store %v, %d MB", f.Notes, f.FirstPush.Wall, f.FirstPush.RSS>>20)
+	if f.FirstPull, err = r.run(1, r.envB, noStdin, "sync"); err != nil {
+		return err
 	}
-	if f.SyncNothing, err = run(5, envA, none, "sync"); err != nil {
-		return f, err
+	r.cfg.logf("  scale %d: first sync of an empty machine %v, %d MB", f.Notes, f.FirstPull.Wall, f.FirstPull.RSS>>20)
+	return nil
+}
+
+// everyday: on A, reindex and sync with nothing to do, a write, a
+// SessionEnd capture.
+func (r *scaleRun) everyday(f *ScaleFigures) error {
+	var err error
+	if f.ReindexEmpty, err = r.run(5, r.envA, noStdin, "reindex"); err != nil {
+		return err
+	}
+	if f.SyncNothing, err = r.run(5, r.envA, noStdin, "sync"); err != nil {
+		return err
 	}
 	g := synth.NewGen(synth.NewVocab(20000, 1), 7)
-	if f.Write, err = run(7, envA, func(int) (string, error) { return g.Body(), nil },
+	if f.Write, err = r.run(7, r.envA, func(int) (string, error) { return g.Body(), nil },
 		"write", "--type", "semantic", "--title", "scale bench note", "--scope", "portable"); err != nil {
-		return f, err
+		return err
 	}
-	proj, transcript, err := hookSession(cfg.Dir)
+	proj, transcript, err := hookSession(r.cfg.Dir)
 	if err != nil {
-		return f, err
+		return err
 	}
-	if f.HookEnd, err = run(7, envA, func(i int) (string, error) {
+	if f.HookEnd, err = r.run(7, r.envA, func(i int) (string, error) {
 		return fmt.Sprintf(`{"session_id":"scale-end-%d-%d","transcript_path":%q,"cwd":%q}`, time.Now().UnixNano(), i, transcript, proj), nil
 	}, "hook", "session-end"); err != nil {
-		return f, err
+		return err
 	}
-	cfg.logf("  scale %d: write %v %d MB, session-end %v %d MB, sync nothing %v %d MB", n,
+	r.cfg.logf("  scale %d: write %v %d MB, session-end %v %d MB, sync nothing %v %d MB", f.Notes,
 		f.Write.Wall, f.Write.RSS>>20, f.HookEnd.Wall, f.HookEnd.RSS>>20, f.SyncNothing.Wall, f.SyncNothing.RSS>>20)
-	// B takes what A wrote, then A writes k new notes and pushes them
-	// (untimed): B's sync is the pull.
-	if _, err := run(1, envB, none, "sync"); err != nil {
-		return f, err
+	return nil
+}
+
+// pulls: B takes what A wrote (untimed); then A writes k new notes and
+// pushes them (untimed) and B's sync, the pull, is timed.
+func (r *scaleRun) pulls(f *ScaleFigures) error {
+	if _, err := r.run(1, r.envB, noStdin, "sync"); err != nil {
+		return err
 	}
 	seed := int64(1000)
 	pull := func(k, runs int) (Proc, error) {
-		p, err := run(runs, envB, func(int) (string, error) {
+		p, err := r.run(runs, r.envB, func(int) (string, error) {
 			seed++
-			tree := note.Tree{Root: filepath.Join(homeA, note.PortableDir), Scope: note.ScopePortable}
+			tree := note.Tree{Root: filepath.Join(r.homeA, note.PortableDir), Scope: note.ScopePortable}
 			if _, err := synth.Fill(tree, synth.NewGen(synth.NewVocab(20000, 1), seed), k, time.Date(2026, 1, 1, 0, 0, int(seed), 0, time.UTC)); err != nil {
 				return "", err
 			}
-			_, _, _, err := timeProcRSS(ctx, cfg.Binary, envA, "", "sync")
+			_, _, _, err := timeProcRSS(r.ctx, r.cfg.Binary, r.envA, "", "sync")
 			return "", err
 		}, "sync")
 		p.Notes = k
 		return p, err
 	}
+	var err error
 	if f.Pull100, err = pull(100, 3); err != nil {
-		return f, err
+		return err
 	}
 	if f.Pull1000, err = pull(1000, 1); err != nil {
-		return f, err
+		return err
 	}
-	cfg.logf("  scale %d: pull 100 %v (cpu %v) %d MB, pull 1000 %v (cpu %v) %d MB", n,
+	r.cfg.logf("  scale %d: pull 100 %v (cpu %v) %d MB, pull 1000 %v (cpu %v) %d MB", f.Notes,
 		f.Pull100.Wall, f.Pull100.CPU, f.Pull100.RSS>>20, f.Pull1000.Wall, f.Pull1000.CPU, f.Pull1000.RSS>>20)
+	return nil
+}
+
+// fullReindex: B's index removed, then `anamnesis reindex` builds it anew.
+func (r *scaleRun) fullReindex(f *ScaleFigures) error {
 	for _, s := range []string{"", "-wal", "-shm"} {
-		os.Remove(filepath.Join(homeB, "index.db"+s))
+		os.Remove(filepath.Join(r.homeB, "index.db"+s))
 	}
-	if f.FullReindex, err = run(1, envB, none, "reindex"); err != nil {
-		return f, err
+	var err error
+	if f.FullReindex, err = r.run(1, r.envB, noStdin, "reindex"); err != nil {
+		return err
 	}
-	cfg.logf("  scale %d: full reindex %v %d MB", n, f.FullReindex.Wall, f.FullReindex.RSS>>20)
-	return f, nil
+	r.cfg.logf("  scale %d: full reindex %v %d MB", f.Notes, f.FullReindex.Wall, f.FullReindex.RSS>>20)
+	return nil
 }
 
 // hookSession writes the project directory and transcript a SessionEnd
@@ -217,12 +266,7 @@ func hookSession(dir string) (proj, transcript string, err error) {
 		return "", "", err
 	}
 	transcript = filepath.Join(dir, "scale-transcript.jsonl")
-	var tr strings.Builder
-	for i := 0; i < 200; i++ {
-		fmt.Fprintf(&tr, `{"type":"user","uuid":"u%d","sessionId":"bench-session","cwd":%q,"message":{"role":"user","content":"question %d about the ingest pipeline"}}`+"\n", i, proj, i)
-		fmt.Fprintf(&tr, `{"type":"assistant","uuid":"a%d","sessionId":"bench-session","message":{"role":"assistant","content":[{"type":"text","text":"answer %d"},{"type":"tool_use","name":"Edit","input":{"file_path":"/src/f%d.go"}}]}}`+"\n", i, i, i%7)
-	}
-	return proj, transcript, os.WriteFile(transcript, []byte(tr.String()), 0o644)
+	return proj, transcript, writeHookTranscript(transcript, proj)
 }
 
 // timeProcRSS is timeProcCPU that also returns the process's peak RSS in

@@ -53,94 +53,34 @@ func RunStartup(ctx context.Context, cfg StartupConfig) ([]StartupFigures, error
 	if cfg.Runs == 0 {
 		cfg.Runs = 41
 	}
-	bc := Config{Dir: cfg.Dir, Log: cfg.Log}
-	out := make([]StartupFigures, len(cfg.Binaries))
-	for i, b := range cfg.Binaries {
-		abs, err := filepath.Abs(b)
-		if err != nil {
-			return nil, fmt.Errorf("find %s: %w", b, err)
-		}
-		fi, err := os.Stat(abs)
-		if err != nil {
-			return nil, fmt.Errorf("binary to measure: %w", err)
-		}
-		cfg.Binaries[i] = abs
-		out[i] = StartupFigures{Binary: b, Size: fi.Size()}
+	out, err := startupBinaries(cfg.Binaries)
+	if err != nil {
+		return nil, err
 	}
 	nothing, err := buildNothing(ctx, cfg.Dir)
 	if err != nil {
 		return nil, err
 	}
-	src, _, err := ensureStore(bc, cfg.Notes)
+	t, prompts, err := newStartupTimer(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	paths, err := listPaths(filepath.Join(src, note.PortableDir))
+	none, noneCPU, err := t.nothing(nothing)
 	if err != nil {
 		return nil, err
 	}
-	prompts, err := promptQueries(paths, 50)
+	ver, verCPU, err := t.times(nil, "--version")
 	if err != nil {
 		return nil, err
 	}
-	// Each binary gets a home of its own, indexed by itself: binaries of
-	// two index schema versions sharing one would rebuild it in turn.
-	envs := make([][]string, len(cfg.Binaries))
-	var proj string
-	for b, bin := range cfg.Binaries {
-		home := filepath.Join(cfg.Dir, fmt.Sprintf("startup-home-%d", b))
-		envs[b] = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=bench")
-		if proj, err = hookFixture(ctx, bc, bin, src, home, envs[b]); err != nil {
-			return nil, err
-		}
-	}
-	env := envs[0]
-
-	// times runs every binary's command cfg.Runs times, interleaved, after
-	// two untimed rounds that warm the page cache.
-	times := func(stdin func(i int) string, args ...string) (wall, cpu [][]time.Duration, err error) {
-		wall = make([][]time.Duration, len(cfg.Binaries))
-		cpu = make([][]time.Duration, len(cfg.Binaries))
-		for i := -2; i < cfg.Runs; i++ {
-			for b, bin := range cfg.Binaries {
-				in := ""
-				if stdin != nil {
-					in = stdin(i + 2)
-				}
-				d, c, err := timeProcCPU(ctx, bin, envs[b], in, args...)
-				if err != nil {
-					return nil, nil, err
-				}
-				if i >= 0 {
-					wall[b] = append(wall[b], d)
-					cpu[b] = append(cpu[b], c)
-				}
-			}
-		}
-		return wall, cpu, nil
-	}
-	var none, noneCPU []time.Duration
-	for i := -2; i < cfg.Runs; i++ {
-		d, c, err := timeProcCPU(ctx, nothing, env, "")
-		if err != nil {
-			return nil, err
-		}
-		if i >= 0 {
-			none, noneCPU = append(none, d), append(noneCPU, c)
-		}
-	}
-	ver, verCPU, err := times(nil, "--version")
-	if err != nil {
-		return nil, err
-	}
-	start, startCPU, err := times(func(i int) string {
-		return fmt.Sprintf(`{"session_id":"startup-%d","cwd":%q,"hook_event_name":"SessionStart","source":"clear"}`, i, proj)
+	start, startCPU, err := t.times(func(i int) string {
+		return fmt.Sprintf(`{"session_id":"startup-%d","cwd":%q,"hook_event_name":"SessionStart","source":"clear"}`, i, t.proj)
 	}, "hook", "session-start")
 	if err != nil {
 		return nil, err
 	}
-	prompt, promptCPU, err := times(func(i int) string {
-		b, _ := json.Marshal(map[string]string{"session_id": fmt.Sprintf("startup-prompt-%d", i), "cwd": proj, "prompt": prompts[i%len(prompts)]})
+	prompt, promptCPU, err := t.times(func(i int) string {
+		b, _ := json.Marshal(map[string]string{"session_id": fmt.Sprintf("startup-prompt-%d", i), "cwd": t.proj, "prompt": prompts[i%len(prompts)]})
 		return string(b)
 	}, "hook", "prompt")
 	if err != nil {
@@ -153,10 +93,105 @@ func RunStartup(ctx context.Context, cfg StartupConfig) ([]StartupFigures, error
 		out[b].HookPrompt, out[b].HookPromptP90 = pct(prompt[b], 50), pct(prompt[b], 90)
 		out[b].NothingCPU, out[b].VersionCPU = pct(noneCPU, 50), pct(verCPU[b], 50)
 		out[b].HookStartCPU, out[b].HookPromptCPU = pct(startCPU[b], 50), pct(promptCPU[b], 50)
-		bc.logf("  %s: nothing %v, --version %v, session-start %v, prompt %v (p50 of %d)", out[b].Binary, out[b].Nothing,
+		t.bc.logf("  %s: nothing %v, --version %v, session-start %v, prompt %v (p50 of %d)", out[b].Binary, out[b].Nothing,
 			out[b].Version, out[b].HookStart, out[b].HookPrompt, cfg.Runs)
 	}
 	return out, nil
+}
+
+// startupBinaries makes the binaries' paths absolute (in place) and
+// returns their figures with name and size filled in.
+func startupBinaries(bins []string) ([]StartupFigures, error) {
+	out := make([]StartupFigures, len(bins))
+	for i, b := range bins {
+		abs, err := filepath.Abs(b)
+		if err != nil {
+			return nil, fmt.Errorf("find %s: %w", b, err)
+		}
+		fi, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("binary to measure: %w", err)
+		}
+		bins[i] = abs
+		out[i] = StartupFigures{Binary: b, Size: fi.Size()}
+	}
+	return out, nil
+}
+
+// startupTimer runs the binaries' processes interleaved, each binary in a
+// home of its own.
+type startupTimer struct {
+	ctx  context.Context
+	cfg  StartupConfig
+	bc   Config
+	envs [][]string
+	proj string // the project directory hooks run in
+}
+
+// newStartupTimer gives each binary a home of its own, indexed by
+// itself (binaries of two index schema versions sharing one would
+// rebuild it in turn), and returns prompts drawn from the store's notes.
+func newStartupTimer(ctx context.Context, cfg StartupConfig) (*startupTimer, []string, error) {
+	t := &startupTimer{ctx: ctx, cfg: cfg, bc: Config{Dir: cfg.Dir, Log: cfg.Log}}
+	src, _, err := ensureStore(t.bc, cfg.Notes)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths, err := listPaths(filepath.Join(src, note.PortableDir))
+	if err != nil {
+		return nil, nil, err
+	}
+	prompts, err := promptQueries(paths, 50)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.envs = make([][]string, len(cfg.Binaries))
+	for b, bin := range cfg.Binaries {
+		home := filepath.Join(cfg.Dir, fmt.Sprintf("startup-home-%d", b))
+		t.envs[b] = append(os.Environ(), "ANAMNESIS_HOME="+home, "ANAMNESIS_MACHINE_ID=bench")
+		if t.proj, err = hookFixture(ctx, t.bc, bin, src, home, t.envs[b]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return t, prompts, nil
+}
+
+// nothing times the empty program, after two untimed runs.
+func (t *startupTimer) nothing(bin string) (wall, cpu []time.Duration, err error) {
+	for i := -2; i < t.cfg.Runs; i++ {
+		d, c, err := timeProcCPU(t.ctx, bin, t.envs[0], "")
+		if err != nil {
+			return nil, nil, err
+		}
+		if i >= 0 {
+			wall, cpu = append(wall, d), append(cpu, c)
+		}
+	}
+	return wall, cpu, nil
+}
+
+// times runs every binary's command cfg.Runs times, interleaved, after
+// two untimed rounds that warm the page cache.
+func (t *startupTimer) times(stdin func(i int) string, args ...string) (wall, cpu [][]time.Duration, err error) {
+	wall = make([][]time.Duration, len(t.cfg.Binaries))
+	cpu = make([][]time.Duration, len(t.cfg.Binaries))
+	for i := -2; i < t.cfg.Runs; i++ {
+		for b, bin := range t.cfg.Binaries {
+			in := ""
+			if stdin != nil {
+				in = stdin(i + 2)
+			}
+			d, c, err := timeProcCPU(t.ctx, bin, t.envs[b], in, args...)
+			if err != nil {
+				return nil, nil, err
+			}
+			if i >= 0 {
+				wall[b] = append(wall[b], d)
+				cpu[b] = append(cpu[b], c)
+			}
+		}
+	}
+	return wall, cpu, nil
 }
 
 // buildNothing compiles a Go program that returns from main at once: the
