@@ -18,9 +18,6 @@ import (
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
-// The Store is what the UI is written against.
-var _ Store = (*anamnesis.Store)(nil)
-
 var ctx = context.Background()
 
 const (
@@ -39,7 +36,7 @@ func openStore(t *testing.T, machine, remote string) *anamnesis.Store {
 	return s
 }
 
-func newServer(t testing.TB, st Store) *Server {
+func newServer(t testing.TB, st *anamnesis.Store) *Server {
 	t.Helper()
 	srv, err := New(ctx, st, Options{Addr: testAddr, Token: testToken, CSRF: testCSRF})
 	if err != nil {
