@@ -338,14 +338,3 @@ func (s *Server) versionAt(ctx context.Context, path, commit string) (ver anamne
 	})
 	return ver, found, err
 }
-
-// whoMade is versionIndex.whoMade for a home-relative path; ok is false
-// when the history does not say (not committed, machine-local, or the
-// index is still being built).
-func (s *Server) whoMade(ctx context.Context, path, blobPrefix, body string) (machine, when string, ok bool) {
-	s.withVersions(ctx, path, func(v *versionIndex, rel string) error {
-		machine, when, ok = v.whoMade(rel, blobPrefix, body)
-		return nil
-	})
-	return machine, when, ok
-}

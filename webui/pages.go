@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -491,6 +492,14 @@ type card struct {
 	// machine_id names who first wrote the note, the same for every
 	// version.
 	By, At string
+	made   madeQuery // what names By and At
+}
+
+// madeQuery asks who made a version of the note file at path (relative
+// to the home): the one whose blob's name starts with blobPrefix, or,
+// without one, the newest whose text is body.
+type madeQuery struct {
+	path, blobPrefix, body string
 }
 
 type conflictView struct {
@@ -576,48 +585,13 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	var views []conflictView
-	for _, c := range cs {
-		v := conflictView{ID: c.ID, Kind: "copies"}
-		ids := append([]string{c.ID}, c.Copies...)
-		if len(c.Copies) == 0 {
-			v.Kind = "fork"
-			v.Replaces = s.refOf(r, c.Replaces)
-			ids = append([]string{c.ID}, c.Rivals...)
-		}
-		mainPath := ""
-		for i, id := range ids {
-			cd := card{ID: id, IsCopy: v.Kind == "copies" && i > 0, IsFirst: i == 0}
-			n, path, _, err := s.st.GetFile(ctx, id)
-			if err != nil {
-				cd.Error = err.Error()
-				v.Cards = append(v.Cards, cd)
-				continue
-			}
-			cd.Note = n
-			if i == 0 {
-				mainPath = path
-			}
-			if m := conflictCopyName.FindStringSubmatch(path); m != nil && cd.IsCopy && mainPath != "" {
-				// The copy holds the version a sync set aside: its blob, at
-				// the note's own path, is the other machine's commit.
-				cd.By, cd.At, _ = s.whoMade(ctx, mainPath, m[2], "")
-			} else {
-				cd.By, cd.At, _ = s.whoMade(ctx, path, "", n.Body)
-			}
-			v.Cards = append(v.Cards, cd)
-		}
-		if first := v.Cards[0].Note; first != nil {
-			v.Merge = first.Body
-			for _, cd := range v.Cards[1:] {
-				if cd.Note == nil {
-					continue
-				}
-				v.Sides = append(v.Sides, sideDiff{Left: v.Cards[0], Right: cd, Rows: sideBySide(first.Body, cd.Note.Body)})
-				v.Merge = unionMerge(v.Merge, cd.Note.Body)
-			}
-		}
-		views = append(views, v)
+	views := make([]conflictView, len(cs))
+	for i, c := range cs {
+		views[i] = s.conflictCards(ctx, r, c)
+	}
+	s.nameMakers(ctx, views)
+	for i := range views {
+		views[i].compare()
 	}
 	flash := ""
 	if id := r.URL.Query().Get("resolved"); note.ValidID(id) {
@@ -627,6 +601,93 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, "conflicts", "Conflicts", "conflicts", views, flash)
+}
+
+// conflictCards is conflict c's view with a card per version: the note
+// first, then its conflict copies or, for a fork, its rivals. Who made
+// each version is left to nameMakers, and the comparison to compare.
+func (s *Server) conflictCards(ctx context.Context, r *http.Request, c anamnesis.Conflict) conflictView {
+	v := conflictView{ID: c.ID, Kind: "copies"}
+	ids := append([]string{c.ID}, c.Copies...)
+	if len(c.Copies) == 0 {
+		v.Kind = "fork"
+		v.Replaces = s.refOf(r, c.Replaces)
+		ids = append([]string{c.ID}, c.Rivals...)
+	}
+	mainPath := ""
+	for i, id := range ids {
+		cd := card{ID: id, IsCopy: v.Kind == "copies" && i > 0, IsFirst: i == 0}
+		n, path, _, err := s.st.GetFile(ctx, id)
+		if err != nil {
+			cd.Error = err.Error()
+			v.Cards = append(v.Cards, cd)
+			continue
+		}
+		cd.Note = n
+		if i == 0 {
+			mainPath = path
+		}
+		if m := conflictCopyName.FindStringSubmatch(path); m != nil && cd.IsCopy && mainPath != "" {
+			// The copy holds the version a sync set aside: its blob, at
+			// the note's own path, is the other machine's commit.
+			cd.made = madeQuery{path: mainPath, blobPrefix: m[2]}
+		} else {
+			cd.made = madeQuery{path: path, body: n.Body}
+		}
+		v.Cards = append(v.Cards, cd)
+	}
+	return v
+}
+
+// nameMakers fills in By and At of every card on the page whose version
+// the history holds, opening the version index once for them all (each
+// opening reads HEAD and brings the index up to it). Only portable notes
+// are in the history: a page of machine-local ones opens nothing.
+func (s *Server) nameMakers(ctx context.Context, views []conflictView) {
+	type ask struct {
+		cd  *card
+		rel string // the path inside memory/
+	}
+	var asks []ask
+	for i := range views {
+		for j := range views[i].Cards {
+			cd := &views[i].Cards[j]
+			if cd.Note == nil {
+				continue
+			}
+			if scope, rel, _ := note.SplitHomePath(cd.made.path); scope == note.ScopePortable {
+				asks = append(asks, ask{cd, rel})
+			}
+		}
+	}
+	if len(asks) == 0 {
+		return
+	}
+	v, err := s.versions(ctx)
+	if err != nil || v == nil {
+		return // the index is building or there is no history: no names
+	}
+	defer v.mu.Unlock()
+	for _, a := range asks {
+		a.cd.By, a.cd.At, _ = v.whoMade(a.rel, a.cd.made.blobPrefix, a.cd.made.body)
+	}
+}
+
+// compare sets the side-by-side diffs of the first version against each
+// other one, and the merge box's text: every version merged.
+func (v *conflictView) compare() {
+	first := v.Cards[0].Note
+	if first == nil {
+		return
+	}
+	v.Merge = first.Body
+	for _, cd := range v.Cards[1:] {
+		if cd.Note == nil {
+			continue
+		}
+		v.Sides = append(v.Sides, sideDiff{Left: v.Cards[0], Right: cd, Rows: sideBySide(first.Body, cd.Note.Body)})
+		v.Merge = unionMerge(v.Merge, cd.Note.Body)
+	}
 }
 
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {
