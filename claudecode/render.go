@@ -161,7 +161,7 @@ func renderNote(h index.Hit, remark string) string {
 	if h.ProvSource == note.DefaultProvSource && h.ProvModel != "" {
 		meta += " | written by " + note.Escape(h.ProvModel)
 	}
-	if v, ok := conflictOf(h); ok {
+	if v, ok := h.ConflictCopyOf(); ok {
 		// Both versions are shown, the copy right after its note: the
 		// model must not take either for the settled truth.
 		made, kept := "another machine's version", ""
@@ -188,13 +188,6 @@ func renderNote(h index.Hit, remark string) string {
 	// All of it, each field and where fields meet: here, where its
 	// length is counted against the budget.
 	return Inert(out)
-}
-
-func conflictOf(h index.Hit) (string, bool) {
-	if h.ConflictOf != "" {
-		return h.ConflictOf, true
-	}
-	return h.ExtraValue(index.ConflictKey)
 }
 
 // Shares of SessionStart's budget (startLayout). Global notes
