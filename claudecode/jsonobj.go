@@ -77,6 +77,20 @@ func (o *obj) del(key string) {
 	}
 }
 
+// setOrDel sets key to the object v, or deletes key when v is empty.
+func (o *obj) setOrDel(key string, v obj) error {
+	if len(v) == 0 {
+		o.del(key)
+		return nil
+	}
+	b, err := v.marshal()
+	if err != nil {
+		return err
+	}
+	o.set(key, json.RawMessage(bytes.TrimSpace(b)))
+	return nil
+}
+
 func (o obj) marshal() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')

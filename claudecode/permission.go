@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -118,15 +117,5 @@ func planPermissions(settings *obj, install bool) error {
 	case len(allow) > 0:
 		perms.del("allow")
 	}
-	switch {
-	case len(perms) > 0:
-		pb, err := perms.marshal()
-		if err != nil {
-			return err
-		}
-		settings.set("permissions", json.RawMessage(bytes.TrimSpace(pb)))
-	default:
-		settings.del("permissions")
-	}
-	return nil
+	return settings.setOrDel("permissions", perms)
 }

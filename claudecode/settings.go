@@ -1,7 +1,6 @@
 package claudecode
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,14 +180,34 @@ func PlanSettings(claudeDir string, s Setup, install bool) (SettingsPlan, error)
 			return plan, fmt.Errorf("%s: \"hooks\" is not a JSON object (%v); fix it and run again", p, err)
 		}
 	}
-	ours := map[string]json.RawMessage{}
+	var groups []kv
 	if install {
-		for _, g := range ourGroups(s.Form, s.Binary, s.Home) {
-			ours[g.Key] = g.Val
-		}
+		groups = ourGroups(s.Form, s.Binary, s.Home)
+	}
+	if err := planPermissions(&settings, install); err != nil {
+		return plan, fmt.Errorf("%s: %w", p, err)
+	}
+	if err := settings.setOrDel("hooks", replaceOurs(hooksObj, groups)); err != nil {
+		return plan, err
+	}
+	if plan.New, err = settings.marshal(); err != nil {
+		return plan, err
+	}
+	plan.Changed = !equalJSON(plan.Old, plan.New)
+	return plan, nil
+}
+
+// replaceOurs is the hooks object with our groups taken out of each
+// event's list and groups (one per event, none to uninstall) put where
+// ours stood, else at the end of the list; an event the object lacks
+// gets its group last. An event left with no groups is dropped.
+func replaceOurs(hooks obj, groups []kv) obj {
+	ours := map[string]json.RawMessage{}
+	for _, g := range groups {
+		ours[g.Key] = g.Val
 	}
 	var kept obj
-	for _, e := range hooksObj {
+	for _, e := range hooks {
 		list, at, err := stripOurs(e.Val)
 		if err != nil {
 			kept = append(kept, e) // not a list: not ours to touch
@@ -207,30 +226,12 @@ func PlanSettings(claudeDir string, s Setup, install bool) (SettingsPlan, error)
 			kept = append(kept, kv{e.Key, rawJSON(list)})
 		}
 	}
-	if install {
-		for _, g := range ourGroups(s.Form, s.Binary, s.Home) {
-			if _, left := ours[g.Key]; left {
-				kept = append(kept, g)
-			}
+	for _, g := range groups {
+		if _, left := ours[g.Key]; left {
+			kept = append(kept, g)
 		}
 	}
-	if err := planPermissions(&settings, install); err != nil {
-		return plan, fmt.Errorf("%s: %w", p, err)
-	}
-	if len(kept) == 0 {
-		settings.del("hooks")
-	} else {
-		hb, err := kept.marshal()
-		if err != nil {
-			return plan, err
-		}
-		settings.set("hooks", json.RawMessage(bytes.TrimSpace(hb)))
-	}
-	if plan.New, err = settings.marshal(); err != nil {
-		return plan, err
-	}
-	plan.Changed = !equalJSON(plan.Old, plan.New)
-	return plan, nil
+	return kept
 }
 
 // Apply writes the planned file: a backup of the old one first
