@@ -159,12 +159,32 @@ func (v *versionIndex) update(ctx context.Context, head string, keepLater bool) 
 // extend indexes every commit reachable from head that is not indexed
 // yet, and returns how many it added.
 func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, error) {
+	todo, err := v.unindexed(ctx, head)
+	if err != nil {
+		return 0, err
+	}
+	gens := v.generations(todo)
+	trees := v.repo.Trees() // for this extension: consecutive commits share directories
+	for _, c := range todo {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := v.addCommit(c, gens[c.Hash], trees); err != nil {
+			return 0, err
+		}
+	}
+	return len(todo), nil
+}
+
+// unindexed reads the commits reachable from head that the index has
+// not seen, stopping at those it has and at a shallow clone's boundary.
+func (v *versionIndex) unindexed(ctx context.Context, head gitsync.Hash) ([]gitsync.Commit, error) {
 	var todo []gitsync.Commit
 	stack := []gitsync.Hash{head}
 	queued := map[gitsync.Hash]bool{head: true}
 	for len(stack) > 0 {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return nil, err
 		}
 		h := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -176,7 +196,7 @@ func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, erro
 			continue // a shallow clone's boundary
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		todo = append(todo, c)
 		for _, p := range c.Parents {
@@ -186,6 +206,13 @@ func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, erro
 			}
 		}
 	}
+	return todo, nil
+}
+
+// generations numbers the new commits: one more than the highest of
+// their parents', indexed or new (1 for a root, or a commit whose
+// parents are beyond a shallow clone's boundary).
+func (v *versionIndex) generations(todo []gitsync.Commit) map[gitsync.Hash]int32 {
 	gens := map[gitsync.Hash]int32{}
 	byHash := make(map[gitsync.Hash]*gitsync.Commit, len(todo))
 	for i := range todo {
@@ -210,19 +237,10 @@ func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, erro
 		gens[h] = g
 		return g
 	}
-	trees := v.repo.Trees() // for this extension: consecutive commits share directories
 	for _, c := range todo {
 		gen(c.Hash)
 	}
-	for _, c := range todo {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		if err := v.addCommit(c, gens[c.Hash], trees); err != nil {
-			return 0, err
-		}
-	}
-	return len(todo), nil
+	return gens
 }
 
 // addCommit records commit c and the files it gave a new version: those
