@@ -179,21 +179,7 @@ func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
 	out := &fleetData{Complete: complete}
 	mine := s.syncState()
 	for _, a := range by {
-		row := machineRow{MachineActivity: *a}
-		switch {
-		case a.This && !mine.At.IsZero():
-			row.LastSync, row.SyncHow = mine.At.UTC().Format(time.RFC3339), "sync log"
-			if mine.Failed {
-				row.SyncHow = "sync log: it failed"
-			}
-		case a.This && a.LastMerge != "":
-			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
-		case !a.This && a.LastMerge > a.LastCommit:
-			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
-		case !a.This && a.LastCommit != "":
-			row.LastSync, row.SyncHow = a.LastCommit, "its newest commit that reached here"
-		}
-		out.Machines = append(out.Machines, row)
+		out.Machines = append(out.Machines, rowOf(*a, mine))
 	}
 	sort.Slice(out.Machines, func(i, j int) bool {
 		a, b := out.Machines[i], out.Machines[j]
@@ -203,6 +189,28 @@ func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
 		return a.Machine < b.Machine
 	})
 	return out, nil
+}
+
+// rowOf is machine a's row: when it last synced, as far as this machine
+// can tell, and how it can tell: this machine's sync log (mine), else
+// its last merge; another machine's last merge or newest commit,
+// whichever is later.
+func rowOf(a anamnesis.MachineActivity, mine syncState) machineRow {
+	row := machineRow{MachineActivity: a}
+	switch {
+	case a.This && !mine.At.IsZero():
+		row.LastSync, row.SyncHow = mine.At.UTC().Format(time.RFC3339), "sync log"
+		if mine.Failed {
+			row.SyncHow = "sync log: it failed"
+		}
+	case a.This && a.LastMerge != "":
+		row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+	case !a.This && a.LastMerge > a.LastCommit:
+		row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+	case !a.This && a.LastCommit != "":
+		row.LastSync, row.SyncHow = a.LastCommit, "its newest commit that reached here"
+	}
+	return row
 }
 
 // historyOf is note id's versions from the version index; building
