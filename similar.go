@@ -86,8 +86,8 @@ func sameFact(a, b map[string]bool) bool {
 // sameFactCandidate: only durable notes, not conflict copies, state facts
 // that can contradict each other; session notes repeat on purpose.
 func sameFactCandidate(h index.Hit) bool {
-	_, isCopy := h.ExtraValue(index.ConflictKey)
-	return h.ConflictOf == "" && !isCopy && (h.Type == note.TypeSemantic || h.Type == note.TypeProcedural)
+	_, isCopy := h.ConflictCopyOf()
+	return !isCopy && (h.Type == note.TypeSemantic || h.Type == note.TypeProcedural)
 }
 
 // Similar returns up to limit live durable notes of n's project (other

@@ -195,11 +195,24 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 	for _, id := range ids {
 		seen[id] = true
 	}
+	projectShown, globalShown := countShown(all, seen, listed, project)
+	tail := leftOut(shown, projectTotal-projectShown, globalTotal-globalShown)
+	text := memoryBlock(attrs, head+body+tail)
+	st.add(ids)
+	st.remember(notes, append(ids, listed...), false)
+	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
+		return "", err
+	}
+	return Output("SessionStart", text), nil
+}
+
+// countShown counts the notes of all the session holds (seen) or was
+// given the titles of (listed): the project's, and the rest.
+func countShown(all []index.Hit, seen map[string]bool, listed []string, project string) (projectShown, globalShown int) {
 	named := map[string]bool{}
 	for _, id := range listed {
 		named[id] = true
 	}
-	projectShown, globalShown := 0, 0
 	for _, h := range all {
 		switch {
 		case !seen[h.ID] && !named[h.ID]:
@@ -209,14 +222,7 @@ func SessionStart(ctx context.Context, env Env, in Input) (string, error) {
 			globalShown++
 		}
 	}
-	tail := leftOut(shown, projectTotal-projectShown, globalTotal-globalShown)
-	text := memoryBlock(attrs, head+body+tail)
-	st.add(ids)
-	st.remember(notes, append(ids, listed...), false)
-	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
-		return "", err
-	}
-	return Output("SessionStart", text), nil
+	return projectShown, globalShown
 }
 
 // leftOut says how many live notes the session was not shown, so the
@@ -256,16 +262,12 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 	seen := st.seen()
 	var fresh []index.Hit
 	if in.SessionID != "" {
-		since := max(st.Started, st.Checked)
-		st.Checked = time.Now().UnixNano() // before asking: nothing falls between two checks
-		arrived, err := env.Memory.Arrived(ctx, ProjectKey(in.Cwd, env.UserHome), time.Unix(0, since))
-		if err != nil {
+		if fresh, err = arrivals(ctx, env, in, &st); err != nil {
 			return "", err
 		}
 		// Each arrival is new to the session: a note it has not seen, or
 		// a new version of one it has.
-		fresh = arrived
-		for _, h := range arrived {
+		for _, h := range fresh {
 			seen[h.ID] = true
 		}
 	}
@@ -273,43 +275,9 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var recalled []index.Hit
-	for _, h := range hits {
-		if seen[h.ID] {
-			continue
-		}
-		recalled = append(recalled, h)
-		if len(recalled) == PromptK {
-			break
-		}
-	}
-	if len(fresh) == 0 && len(recalled) == 0 {
-		return "", saveState(env.StateDir, in.SessionID, st)
-	}
-	var text strings.Builder
+	recalled := unseen(hits, seen, PromptK)
 	const attrs = ` source="prompt"`
-	left := PromptBudget - memoryBlockSize - len(attrs)
-	var ids []string
-	if len(fresh) > 0 {
-		const head = "Notes that arrived from this user's other machines since this session started:\n"
-		body, shown := renderRemarked(fresh, left-len(head), st.remarks(fresh))
-		if len(shown) > 0 {
-			text.WriteString(head + body)
-			left -= len(head) + len(body)
-			ids = append(ids, shown...)
-		}
-	}
-	if len(recalled) > 0 {
-		head := "Notes from anamnesis memory that match this prompt:\n"
-		if len(ids) > 0 {
-			head = "\n" + head
-		}
-		body, shown := renderNotes(recalled, left-len(head))
-		if len(shown) > 0 {
-			text.WriteString(head + body)
-			ids = append(ids, shown...)
-		}
-	}
+	text, ids := promptNotes(fresh, recalled, PromptBudget-memoryBlockSize-len(attrs), &st)
 	if len(ids) == 0 {
 		return "", saveState(env.StateDir, in.SessionID, st)
 	}
@@ -318,7 +286,60 @@ func Prompt(ctx context.Context, env Env, in Input) (string, error) {
 	if err := saveState(env.StateDir, in.SessionID, st); err != nil {
 		return "", err
 	}
-	return Output("UserPromptSubmit", memoryBlock(attrs, text.String())), nil
+	return Output("UserPromptSubmit", memoryBlock(attrs, text)), nil
+}
+
+// arrivals are the project's notes that arrived from other machines
+// since the session started or was last checked; the check is recorded
+// in st.
+func arrivals(ctx context.Context, env Env, in Input, st *sessionState) ([]index.Hit, error) {
+	since := max(st.Started, st.Checked)
+	st.Checked = time.Now().UnixNano() // before asking: nothing falls between two checks
+	return env.Memory.Arrived(ctx, ProjectKey(in.Cwd, env.UserHome), time.Unix(0, since))
+}
+
+// unseen is the first k of hits the session has not seen.
+func unseen(hits []index.Hit, seen map[string]bool, k int) []index.Hit {
+	var out []index.Hit
+	for _, h := range hits {
+		if seen[h.ID] {
+			continue
+		}
+		out = append(out, h)
+		if len(out) == k {
+			break
+		}
+	}
+	return out
+}
+
+// promptNotes renders, within budget, the arrivals under their heading
+// and then the recalled notes under theirs, and returns the text and the
+// ids rendered ("" and none when nothing fits).
+func promptNotes(fresh, recalled []index.Hit, budget int, st *sessionState) (string, []string) {
+	var text strings.Builder
+	var ids []string
+	if len(fresh) > 0 {
+		const head = "Notes that arrived from this user's other machines since this session started:\n"
+		body, shown := renderRemarked(fresh, budget-len(head), st.remarks(fresh))
+		if len(shown) > 0 {
+			text.WriteString(head + body)
+			budget -= len(head) + len(body)
+			ids = append(ids, shown...)
+		}
+	}
+	if len(recalled) > 0 {
+		head := "Notes from anamnesis memory that match this prompt:\n"
+		if len(ids) > 0 {
+			head = "\n" + head
+		}
+		body, shown := renderNotes(recalled, budget-len(head))
+		if len(shown) > 0 {
+			text.WriteString(head + body)
+			ids = append(ids, shown...)
+		}
+	}
+	return text.String(), ids
 }
 
 // CaptureResult says what a capture did.

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -58,4 +59,63 @@ func PreToolUse(in Input) string {
 		"permissionDecisionReason": "anamnesis: a read-only memory tool",
 	}})
 	return string(out)
+}
+
+// ReadOnlyTools are the MCP tools that only read memory. Claude Code asks
+// before running any MCP tool (a readOnlyHint does not change that: it
+// denies them in `claude -p`), unless a permission rule allows it, so init
+// allows these in settings.json.
+func ReadOnlyTools() []string {
+	return []string{"memory_search", "memory_list", "memory_get", "memory_status"}
+}
+
+// permissionRules are the rules init adds to permissions.allow.
+func permissionRules() []string {
+	var out []string
+	for _, t := range ReadOnlyTools() {
+		out = append(out, "mcp__"+MCPServerName+"__"+t)
+	}
+	return out
+}
+
+// planPermissions adds our rules to permissions.allow (install) or
+// removes them, keeping every other rule and key in order.
+func planPermissions(settings *obj, install bool) error {
+	var perms obj
+	if raw, ok := settings.get("permissions"); ok {
+		var err error
+		if perms, err = parseObj(raw); err != nil {
+			return fmt.Errorf("\"permissions\" is not a JSON object (%v); fix it and run again", err)
+		}
+	}
+	var allow []json.RawMessage
+	if raw, ok := perms.get("allow"); ok {
+		if err := json.Unmarshal(raw, &allow); err != nil {
+			return fmt.Errorf("\"permissions.allow\" is not a list (%v); fix it and run again", err)
+		}
+	}
+	ours := permissionRules()
+	var kept []json.RawMessage
+	for _, r := range allow {
+		var rule string
+		if json.Unmarshal(r, &rule) == nil && slices.Contains(ours, rule) {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if !install && len(kept) == len(allow) {
+		return nil // none of ours: the user's permissions stay as they are
+	}
+	if install {
+		for _, r := range ours {
+			kept = append(kept, rawJSON(r))
+		}
+	}
+	switch {
+	case len(kept) > 0:
+		perms.set("allow", rawJSON(kept))
+	case len(allow) > 0:
+		perms.del("allow")
+	}
+	return settings.setOrDel("permissions", perms)
 }

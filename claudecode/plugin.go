@@ -45,6 +45,17 @@ func findPlugin(claudeDir, projectDir string) (string, error) {
 	if projectDir != "" {
 		files = append(files, filepath.Join(projectDir, ".claude", "settings.json"), filepath.Join(projectDir, ".claude", "settings.local.json"))
 	}
+	enabled, err := enabledPlugins(files)
+	if err != nil || len(enabled) == 0 {
+		return "", err
+	}
+	return installedPlugin(claudeDir, projectDir, enabled)
+}
+
+// enabledPlugins are the ids (name@marketplace) of our plugin that the
+// settings files enable, sorted; a later file overrides an earlier one,
+// and a missing file says nothing.
+func enabledPlugins(files []string) ([]string, error) {
 	merged := map[string]bool{}
 	for _, p := range files {
 		data, err := os.ReadFile(p)
@@ -52,13 +63,13 @@ func findPlugin(claudeDir, projectDir string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("read %s: %w", p, err)
+			return nil, fmt.Errorf("read %s: %w", p, err)
 		}
 		var settings struct {
 			EnabledPlugins map[string]json.RawMessage `json:"enabledPlugins"`
 		}
 		if err := json.Unmarshal(data, &settings); err != nil {
-			return "", fmt.Errorf("%s is not valid JSON: %w", p, err)
+			return nil, fmt.Errorf("%s is not valid JSON: %w", p, err)
 		}
 		for id, v := range settings.EnabledPlugins {
 			if name, _, ok := strings.Cut(id, "@"); ok && name == PluginName {
@@ -74,10 +85,14 @@ func findPlugin(claudeDir, projectDir string) (string, error) {
 			enabled = append(enabled, id)
 		}
 	}
-	if len(enabled) == 0 {
-		return "", nil
-	}
 	slices.Sort(enabled)
+	return enabled, nil
+}
+
+// installedPlugin is the first of the enabled ids that Claude Code's
+// installed_plugins.json has installed for the user, or for projectDir
+// (project or local scope); "" when none is.
+func installedPlugin(claudeDir, projectDir string, enabled []string) (string, error) {
 	p := filepath.Join(claudeDir, "plugins", "installed_plugins.json")
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {

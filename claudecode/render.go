@@ -161,7 +161,7 @@ func renderNote(h index.Hit, remark string) string {
 	if h.ProvSource == note.DefaultProvSource && h.ProvModel != "" {
 		meta += " | written by " + note.Escape(h.ProvModel)
 	}
-	if v, ok := conflictOf(h); ok {
+	if v, ok := h.ConflictCopyOf(); ok {
 		// Both versions are shown, the copy right after its note: the
 		// model must not take either for the settled truth.
 		made, kept := "another machine's version", ""
@@ -188,13 +188,6 @@ func renderNote(h index.Hit, remark string) string {
 	// All of it, each field and where fields meet: here, where its
 	// length is counted against the budget.
 	return Inert(out)
-}
-
-func conflictOf(h index.Hit) (string, bool) {
-	if h.ConflictOf != "" {
-		return h.ConflictOf, true
-	}
-	return h.ExtraValue(index.ConflictKey)
 }
 
 // Shares of SessionStart's budget (startLayout). Global notes
@@ -229,33 +222,13 @@ func startLayout(notes []index.Hit, budget int, project string) (text string, fu
 		reserved = int(float64(budget) * globalShare)
 	}
 	shown := map[string]bool{}
-	// pick chooses notes to show whole within room, keeping room for a
-	// line for each one not chosen (at most listShare of room), and
-	// returns their text and what the lines will take.
 	pick := func(hs []index.Hit, room int) (string, int) {
-		lines := 0
-		for _, h := range hs {
-			lines += len(compactLine(h))
+		text, ids, listRoom := pickWhole(hs, room)
+		for _, id := range ids {
+			shown[id] = true
 		}
-		listCap := int(float64(room) * listShare)
-		var b strings.Builder
-		headed := false
-		for _, h := range hs {
-			part := renderNote(h, "")
-			if h.ProvSource == note.ProvClaudeMemory && !headed {
-				part = nativeHeading + part
-			}
-			after := lines - len(compactLine(h))
-			if b.Len()+len(part)+min(after, listCap) > room {
-				continue
-			}
-			headed = headed || h.ProvSource == note.ProvClaudeMemory
-			b.WriteString(part)
-			lines = after
-			shown[h.ID] = true
-			full = append(full, h.ID)
-		}
-		return b.String(), min(lines, listCap)
+		full = append(full, ids...)
+		return text, listRoom
 	}
 	const head = "\nAlso in memory, not shown in full here (memory_get ID reads one):\n"
 	projText, projListRoom := pick(proj, budget-reserved-len(head))
@@ -288,6 +261,34 @@ func startLayout(notes []index.Hit, budget int, project string) (text string, fu
 		text += head + all
 	}
 	return text, full, listed
+}
+
+// pickWhole chooses notes of hs to show whole within room, in order,
+// keeping room for a line for each one not chosen (at most listShare of
+// room), and returns their text, their ids and what the lines will take.
+func pickWhole(hs []index.Hit, room int) (text string, ids []string, listRoom int) {
+	lines := 0
+	for _, h := range hs {
+		lines += len(compactLine(h))
+	}
+	listCap := int(float64(room) * listShare)
+	var b strings.Builder
+	headed := false
+	for _, h := range hs {
+		part := renderNote(h, "")
+		if h.ProvSource == note.ProvClaudeMemory && !headed {
+			part = nativeHeading + part
+		}
+		after := lines - len(compactLine(h))
+		if b.Len()+len(part)+min(after, listCap) > room {
+			continue
+		}
+		headed = headed || h.ProvSource == note.ProvClaudeMemory
+		b.WriteString(part)
+		lines = after
+		ids = append(ids, h.ID)
+	}
+	return b.String(), ids, min(lines, listCap)
 }
 
 // listLines is one line (compactLine) for each of hs not shown yet that

@@ -66,12 +66,12 @@ func (st sessionState) remarks(arrived []index.Hit) map[string]string {
 	out := map[string]string{}
 	copied := map[string]bool{} // notes that still have a conflict copy
 	for _, h := range arrived {
-		if of, ok := conflictOf(h); ok {
+		if of, ok := h.ConflictCopyOf(); ok {
 			copied[of] = true
 		}
 	}
 	for _, h := range arrived {
-		if _, ok := conflictOf(h); ok {
+		if _, ok := h.ConflictCopyOf(); ok {
 			continue
 		}
 		var parts []string
@@ -109,7 +109,7 @@ func (st *sessionState) remember(hits []index.Hit, ids []string, prompt bool) {
 		if !shown[h.ID] {
 			continue
 		}
-		if of, ok := conflictOf(h); ok {
+		if of, ok := h.ConflictCopyOf(); ok {
 			if n, ok := st.Shown[of]; ok {
 				n.Conflict = true
 				st.Shown[of] = n

@@ -205,13 +205,34 @@ func (s *Session) take(line []byte, seen map[string]bool) bool {
 	if err != nil && !errors.As(err, &typeErr) {
 		return false
 	}
-	usable := err == nil
 	if r.UUID != "" {
 		if seen[r.UUID] {
 			return true // resumed sessions copy earlier entries
 		}
 		seen[r.UUID] = true
 	}
+	s.identify(&r)
+	if err != nil {
+		return false
+	}
+	if r.IsSidechain || r.Message == nil {
+		return true
+	}
+	text, blocks := contentOf(r.Message.Content)
+	switch r.Type {
+	case "user":
+		if !r.IsMeta && !r.IsCompactSummary {
+			s.takePrompt(text)
+		}
+	case "assistant":
+		s.takeReply(text, blocks)
+	}
+	return true
+}
+
+// identify takes the session's id, directory and branch from the first
+// line that names each.
+func (s *Session) identify(r *record) {
 	if s.SessionID == "" {
 		s.SessionID = r.SessionID
 	}
@@ -221,61 +242,60 @@ func (s *Session) take(line []byte, seen map[string]bool) bool {
 	if s.GitBranch == "" {
 		s.GitBranch = r.GitBranch
 	}
-	if !usable {
-		return false
+}
+
+// takePrompt keeps a user's prompt, unless it is empty or Claude Code's
+// own noise (isNoise).
+func (s *Session) takePrompt(text string) {
+	t := strings.TrimSpace(text)
+	if t == "" || isNoise(t) {
+		return
 	}
-	if r.IsSidechain || r.Message == nil {
-		return true
+	if s.FirstPrompt == "" {
+		s.FirstPrompt = t
 	}
-	text, blocks := contentOf(r.Message.Content)
-	switch r.Type {
-	case "user":
-		if r.IsMeta || r.IsCompactSummary {
-			return true
-		}
-		t := strings.TrimSpace(text)
-		if t == "" || isNoise(t) {
-			return true
-		}
-		if s.FirstPrompt == "" {
-			s.FirstPrompt = t
-		}
-		s.Prompts = append(s.Prompts, t)
-	case "assistant":
-		if t := strings.TrimSpace(text); t != "" {
-			s.LastOutcome = t
-			s.Replies = append(s.Replies, t)
-		}
-		for _, b := range blocks {
-			if b.Type != "tool_use" {
-				continue
-			}
-			if t, ok := OurTool(b.Name); ok && t == memoryWriteTool {
-				s.MemoryWrites++
-				continue
-			}
-			key, ok := editTools[b.Name]
-			if b.Name == bashTool {
-				key, ok = "command", true
-			}
-			if !ok {
-				continue
-			}
-			var in map[string]any
-			if json.Unmarshal(b.Input, &in) != nil {
-				continue
-			}
-			p, ok := in[key].(string)
-			switch {
-			case !ok || strings.TrimSpace(p) == "":
-			case b.Name == bashTool:
-				s.Commands = append(s.Commands, p)
-			case !slices.Contains(s.FilesTouched, p):
-				s.FilesTouched = append(s.FilesTouched, p)
-			}
+	s.Prompts = append(s.Prompts, t)
+}
+
+// takeReply keeps the assistant's text and what its tool uses did.
+func (s *Session) takeReply(text string, blocks []block) {
+	if t := strings.TrimSpace(text); t != "" {
+		s.LastOutcome = t
+		s.Replies = append(s.Replies, t)
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_use" {
+			s.takeToolUse(b)
 		}
 	}
-	return true
+}
+
+// takeToolUse counts a memory_write, and keeps the command a Bash use
+// ran or the file an edit tool changed.
+func (s *Session) takeToolUse(b block) {
+	if t, ok := OurTool(b.Name); ok && t == memoryWriteTool {
+		s.MemoryWrites++
+		return
+	}
+	key, ok := editTools[b.Name]
+	if b.Name == bashTool {
+		key, ok = "command", true
+	}
+	if !ok {
+		return
+	}
+	var in map[string]any
+	if json.Unmarshal(b.Input, &in) != nil {
+		return
+	}
+	p, ok := in[key].(string)
+	switch {
+	case !ok || strings.TrimSpace(p) == "":
+	case b.Name == bashTool:
+		s.Commands = append(s.Commands, p)
+	case !slices.Contains(s.FilesTouched, p):
+		s.FilesTouched = append(s.FilesTouched, p)
+	}
 }
 
 // contentOf returns the text blocks of a message content (a string or a

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -32,20 +33,8 @@ func WorthKeeping(s Session) (bool, string) {
 			return true, "state-changing command"
 		}
 	}
-	prompts, replies := s.Prompts, s.Replies
-	if len(prompts) == 0 && s.FirstPrompt != "" { // a Session not from ParseTranscript
-		prompts = []string{s.FirstPrompt}
-	}
-	if len(replies) == 0 && s.LastOutcome != "" {
-		replies = []string{s.LastOutcome}
-	}
-	decided := false
-	for _, p := range prompts {
-		decided = decided || DecisionIn(p, true)
-	}
-	for _, r := range replies {
-		decided = decided || DecisionIn(r, false)
-	}
+	prompts, replies := s.exchange()
+	decided := decidedIn(prompts, true) || decidedIn(replies, false)
 	switch {
 	case decided && s.MemoryWrites == 0:
 		return true, "decision recorded"
@@ -59,6 +48,30 @@ func WorthKeeping(s Session) (bool, string) {
 		return false, "a lone slash command"
 	}
 	return false, "no file changed, no state-changing command, no decision"
+}
+
+// exchange is the session's prompts and the assistant's replies; a
+// Session not from ParseTranscript may have only FirstPrompt and
+// LastOutcome.
+func (s *Session) exchange() (prompts, replies []string) {
+	prompts, replies = s.Prompts, s.Replies
+	if len(prompts) == 0 && s.FirstPrompt != "" {
+		prompts = []string{s.FirstPrompt}
+	}
+	if len(replies) == 0 && s.LastOutcome != "" {
+		replies = []string{s.LastOutcome}
+	}
+	return prompts, replies
+}
+
+// decidedIn reports decision language (DecisionIn) in any of texts.
+func decidedIn(texts []string, human bool) bool {
+	for _, t := range texts {
+		if DecisionIn(t, human) {
+			return true
+		}
+	}
+	return false
 }
 
 var loneSlashCommand = lazyRegexp(`^/\S+$`)
@@ -149,8 +162,7 @@ func unwrap(w []string) []string {
 		switch name := path.Base(w[0]); {
 		case assignment().MatchString(w[0]):
 			w = w[1:]
-		case name == "sudo" || name == "doas" || name == "env" || name == "time" || name == "nohup" || name == "nice" ||
-			name == "exec" || name == "command" || name == "xargs" || name == "timeout":
+		case wrappers[name]:
 			w = w[1:]
 			for len(w) > 0 && strings.HasPrefix(w[0], "-") {
 				w = w[1:]
@@ -166,6 +178,7 @@ func unwrap(w []string) []string {
 }
 
 var (
+	wrappers   = set("sudo", "doas", "env", "time", "nohup", "nice", "exec", "command", "xargs", "timeout")
 	gitChanges = set("commit", "push", "merge", "rebase", "reset", "revert", "cherry-pick", "am", "apply", "mv", "rm", "restore", "clean")
 	fileOps    = set("rm", "rmdir", "mv", "cp", "mkdir", "ln", "chmod", "chown", "touch", "truncate", "unlink", "install", "rsync", "shred")
 	copies     = set("cp", "ln", "install", "rsync")
@@ -200,6 +213,10 @@ var (
 	}
 	ghChanges    = map[string]map[string]bool{"pr": set("create", "merge", "close"), "release": set("create", "delete"), "repo": set("create", "delete")}
 	goModChanges = set("tidy", "init", "edit", "vendor")
+	// git tag's and branch's options that change refs, and those that
+	// only list them.
+	refWrites = set("-d", "-D", "-m", "-M", "--delete", "--move", "-f", "--force")
+	refReads  = set("-l", "--list", "-a", "-r", "-v", "-vv", "--show-current", "--contains", "--merged", "--no-merged", "-n")
 	// sed's and perl's -i, alone or after flags that take no argument.
 	sedInPlace  = lazyRegexp(`^-[nErsuz]*i`)
 	perlInPlace = lazyRegexp(`^-[nplaswWtTuUcv]*i`)
@@ -220,15 +237,12 @@ func changes(w []string) bool {
 		return false
 	}
 	name, args := path.Base(w[0]), w[1:]
-	for _, a := range args {
-		if migration().MatchString(a) {
-			return true
-		}
+	if slices.ContainsFunc(args, migration().MatchString) {
+		return true
 	}
 	if strings.HasPrefix(name, "python") && len(args) >= 2 && args[0] == "-m" {
 		name, args = args[1], args[2:] // python -m pip install
 	}
-	sub := firstWord(args)
 	switch {
 	case name == "git":
 		return gitChange(args)
@@ -238,16 +252,42 @@ func changes(w []string) bool {
 		}
 		return !scratchOnly(args)
 	case name == "sed" || name == "perl":
-		inPlace := sedInPlace()
-		if name == "perl" {
-			inPlace = perlInPlace()
+		return editsInPlace(name, args)
+	case name == "pacman":
+		return slices.ContainsFunc(args, pacmanChanges)
+	case name == "gh":
+		return len(args) >= 2 && ghChanges[args[0]][args[1]]
+	}
+	return subcommandChanges(name, args)
+}
+
+// pacmanChanges: pacman's sync (-S), remove (-R) and upgrade (-U)
+// operations, with whatever flags follow them.
+func pacmanChanges(arg string) bool {
+	return strings.HasPrefix(arg, "-S") || strings.HasPrefix(arg, "-R") || strings.HasPrefix(arg, "-U")
+}
+
+// editsInPlace: sed or perl given -i (or --in-place) on a path that is
+// not scratch space.
+func editsInPlace(name string, args []string) bool {
+	inPlace := sedInPlace()
+	if name == "perl" {
+		inPlace = perlInPlace()
+	}
+	for _, a := range args {
+		if a == "--in-place" || strings.HasPrefix(a, "--in-place=") || inPlace.MatchString(a) {
+			return !scratchOnly(args)
 		}
-		for _, a := range args {
-			if a == "--in-place" || strings.HasPrefix(a, "--in-place=") || inPlace.MatchString(a) {
-				return !scratchOnly(args)
-			}
-		}
-		return false
+	}
+	return false
+}
+
+// subcommandChanges: a tool whose first word (and for go mod, uv pip and
+// kubectl rollout, the word after it) says whether it installs, removes
+// or deploys.
+func subcommandChanges(name string, args []string) bool {
+	sub := firstWord(args)
+	switch {
 	case name == "go" && sub == "mod":
 		return goModChanges[firstWord(args[1:])]
 	case name == "uv" && sub == "pip":
@@ -256,15 +296,6 @@ func changes(w []string) bool {
 		return set("restart", "undo", "pause", "resume")[firstWord(args[1:])]
 	case name == "yarn" && sub == "":
 		return true // a bare yarn installs
-	case name == "pacman":
-		for _, a := range args {
-			if strings.HasPrefix(a, "-S") || strings.HasPrefix(a, "-R") || strings.HasPrefix(a, "-U") {
-				return true
-			}
-		}
-		return false
-	case name == "gh":
-		return len(args) >= 2 && ghChanges[args[0]][args[1]]
 	}
 	return pkgInstall[name][sub] || deploys[name][sub]
 }
@@ -312,17 +343,21 @@ func gitChange(args []string) bool {
 	if gitChanges[sub] {
 		return true
 	}
-	if sub == "tag" || sub == "branch" {
-		for _, a := range rest {
-			switch {
-			case a == "-d" || a == "-D" || a == "-m" || a == "-M" || a == "--delete" || a == "--move" || a == "-f" || a == "--force":
-				return true
-			case a == "-l" || a == "--list" || a == "-a" || a == "-r" || a == "-v" || a == "-vv" || a == "--show-current" ||
-				a == "--contains" || a == "--merged" || a == "--no-merged" || a == "-n":
-				return false
-			case !strings.HasPrefix(a, "-"):
-				return true // a name: create
-			}
+	return (sub == "tag" || sub == "branch") && refChanges(rest)
+}
+
+// refChanges: git tag or branch with these arguments deletes, moves or
+// creates a ref, decided by the first argument that says which (a name
+// alone creates); listing it does not.
+func refChanges(args []string) bool {
+	for _, a := range args {
+		switch {
+		case refWrites[a]:
+			return true
+		case refReads[a]:
+			return false
+		case !strings.HasPrefix(a, "-"):
+			return true // a name: create
 		}
 	}
 	return false
@@ -333,95 +368,146 @@ func gitChange(args []string) bool {
 // escapes, "#" at a word's start comments out the line, and the bodies
 // of here-documents are skipped (they are data, often a commit message).
 func simpleCommands(line string) [][]string {
-	var (
-		cmds    [][]string
-		words   []string
-		word    strings.Builder
-		inWord  bool
-		heredoc []string // delimiters whose bodies start at the next new line
-	)
-	endWord := func() {
-		if inWord {
-			words = append(words, word.String())
-			word.Reset()
-			inWord = false
-		}
-	}
-	endCmd := func() {
-		endWord()
-		if len(words) > 0 {
-			cmds = append(cmds, words)
-			words = nil
-		}
-	}
-	r := []rune(line)
+	l := cmdLexer{r: []rune(line)}
+	r := l.r
 	for i := 0; i < len(r); i++ {
 		c := r[i]
 		switch {
 		case c == '\\' && i+1 < len(r):
-			i++
-			if r[i] != '\n' {
-				word.WriteRune(r[i])
-				inWord = true
-			}
+			i = l.escaped(i)
 		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(r) && r[j] != c {
-				if c == '"' && r[j] == '\\' && j+1 < len(r) {
-					j++
-				}
-				j++
-			}
-			word.WriteString(string(r[i+1 : min(j, len(r))]))
-			inWord = true
-			i = j
-		case c == '#' && !inWord:
-			for i < len(r) && r[i] != '\n' {
-				i++
-			}
-			i-- // the new line ends the command
-		case c == '<' && i+1 < len(r) && r[i+1] == '<' && (i+2 >= len(r) || r[i+2] != '<'):
-			endWord()
-			i += 2
-			if i < len(r) && r[i] == '-' {
-				i++
-			}
-			for i < len(r) && (r[i] == ' ' || r[i] == '\t') {
-				i++
-			}
-			j := i
-			for j < len(r) && !strings.ContainsRune(" \t\n;&|<>()", r[j]) {
-				j++
-			}
-			if d := strings.Trim(string(r[i:j]), `'"`); d != "" {
-				heredoc = append(heredoc, d)
-			}
-			i = j - 1
+			i = l.quoted(i)
+		case c == '#' && !l.inWord:
+			i = l.comment(i)
+		case c == '<' && l.heredocAt(i):
+			i = l.heredoc(i)
 		case c == '\n':
-			endCmd()
-			for _, d := range heredoc { // skip each body through its delimiter line
-				for i+1 < len(r) {
-					end := i + 1
-					for end < len(r) && r[end] != '\n' {
-						end++
-					}
-					body := strings.TrimLeft(string(r[i+1:end]), "\t")
-					i = end
-					if body == d {
-						break
-					}
-				}
-			}
-			heredoc = nil
-		case c == ';' || c == '&' || c == '|' || c == '(' || c == ')':
-			endCmd()
-		case c == ' ' || c == '\t' || c == '\r':
-			endWord()
+			l.endCmd()
+			i = l.skipHeredocBodies(i)
+		case strings.ContainsRune(";&|()", c):
+			l.endCmd()
+		case strings.ContainsRune(" \t\r", c):
+			l.endWord()
 		default:
-			word.WriteRune(c)
-			inWord = true
+			l.add(c)
 		}
 	}
-	endCmd()
-	return cmds
+	l.endCmd()
+	return l.cmds
+}
+
+// cmdLexer is simpleCommands' state. Its methods each read one construct
+// starting at rune i and return the index of its last rune.
+type cmdLexer struct {
+	r       []rune
+	cmds    [][]string
+	words   []string // the current command's
+	word    strings.Builder
+	inWord  bool
+	pending []string // here-document delimiters whose bodies start at the next new line
+}
+
+func (l *cmdLexer) add(c rune) {
+	l.word.WriteRune(c)
+	l.inWord = true
+}
+
+func (l *cmdLexer) endWord() {
+	if l.inWord {
+		l.words = append(l.words, l.word.String())
+		l.word.Reset()
+		l.inWord = false
+	}
+}
+
+func (l *cmdLexer) endCmd() {
+	l.endWord()
+	if len(l.words) > 0 {
+		l.cmds = append(l.cmds, l.words)
+		l.words = nil
+	}
+}
+
+// escaped: a backslash keeps the next rune, or joins the lines.
+func (l *cmdLexer) escaped(i int) int {
+	i++
+	if l.r[i] != '\n' {
+		l.add(l.r[i])
+	}
+	return i
+}
+
+// quoted: '...' or "..." (where a backslash escapes) joins the word,
+// quotes dropped; an unclosed quote runs to the end.
+func (l *cmdLexer) quoted(i int) int {
+	r, c := l.r, l.r[i]
+	j := i + 1
+	for j < len(r) && r[j] != c {
+		if c == '"' && r[j] == '\\' && j+1 < len(r) {
+			j++
+		}
+		j++
+	}
+	l.word.WriteString(string(r[i+1 : min(j, len(r))]))
+	l.inWord = true
+	return j
+}
+
+// comment skips to the end of the line, leaving the new line to end the
+// command.
+func (l *cmdLexer) comment(i int) int {
+	for i < len(l.r) && l.r[i] != '\n' {
+		i++
+	}
+	return i - 1
+}
+
+// heredocAt: "<<" or "<<-" starts a here-document at i; "<<<" is a
+// here-string, data on the line itself.
+func (l *cmdLexer) heredocAt(i int) bool {
+	r := l.r
+	return i+1 < len(r) && r[i+1] == '<' && (i+2 >= len(r) || r[i+2] != '<')
+}
+
+// heredoc reads "<<[-] DELIM" and remembers the delimiter (quotes
+// dropped) for the next new line.
+func (l *cmdLexer) heredoc(i int) int {
+	r := l.r
+	l.endWord()
+	i += 2
+	if i < len(r) && r[i] == '-' {
+		i++
+	}
+	for i < len(r) && (r[i] == ' ' || r[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < len(r) && !strings.ContainsRune(" \t\n;&|<>()", r[j]) {
+		j++
+	}
+	if d := strings.Trim(string(r[i:j]), `'"`); d != "" {
+		l.pending = append(l.pending, d)
+	}
+	return j - 1
+}
+
+// skipHeredocBodies skips, after the new line at i, the body of each
+// pending here-document through its delimiter line.
+func (l *cmdLexer) skipHeredocBodies(i int) int {
+	r := l.r
+	for _, d := range l.pending {
+		for i+1 < len(r) {
+			end := i + 1
+			for end < len(r) && r[end] != '\n' {
+				end++
+			}
+			body := strings.TrimLeft(string(r[i+1:end]), "\t")
+			i = end
+			if body == d {
+				break
+			}
+		}
+	}
+	l.pending = nil
+	return i
 }

@@ -144,68 +144,18 @@ func Run(ctx context.Context, cases []Case, ks []int, search Searcher) (*Report,
 		ks = []int{1, 3, 5, 10}
 	}
 	sort.Ints(ks)
-	maxK := ks[len(ks)-1]
-	type scored struct {
-		group  string
-		recall []float64
-		tokens []float64
-		rr     float64
-		lat    time.Duration
-	}
 	var all []scored
 	for _, c := range cases {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		t0 := time.Now()
-		hits, err := search(ctx, c.Query, maxK)
-		lat := time.Since(t0)
+		s, err := score(ctx, c, ks, search)
 		if err != nil {
-			return nil, fmt.Errorf("query %q: %w", c.Query, err)
-		}
-		ids := make([]string, len(hits))
-		for i, h := range hits {
-			ids[i] = h.ID
-		}
-		s := scored{group: c.Group, rr: reciprocalRank(ids, c.Relevant, c.Equivalent), lat: lat}
-		for _, k := range ks {
-			s.recall = append(s.recall, recallAt(ids, c.Relevant, c.Equivalent, k))
-			n := 0
-			for i := 0; i < k && i < len(hits); i++ {
-				n += EstimateTokens(hits[i].Text)
-			}
-			s.tokens = append(s.tokens, float64(n))
+			return nil, err
 		}
 		all = append(all, s)
 	}
-	summarize := func(list []scored) *Report {
-		r := &Report{Cases: len(list), Ks: ks, Recall: map[string]float64{}, Tokens: map[string]float64{}}
-		if len(list) == 0 {
-			return r
-		}
-		var lats []float64
-		for _, s := range list {
-			r.MRR += s.rr
-			for i, k := range ks {
-				r.Recall[fmt.Sprint(k)] += s.recall[i]
-				r.Tokens[fmt.Sprint(k)] += s.tokens[i]
-			}
-			ms := float64(s.lat.Microseconds()) / 1000
-			r.MeanLatency += ms
-			lats = append(lats, ms)
-		}
-		n := float64(len(list))
-		r.MRR /= n
-		r.MeanLatency /= n
-		for _, k := range ks {
-			r.Recall[fmt.Sprint(k)] /= n
-			r.Tokens[fmt.Sprint(k)] = math.Round(r.Tokens[fmt.Sprint(k)] / n)
-		}
-		sort.Float64s(lats)
-		r.P95Latency = lats[int(math.Ceil(0.95*n))-1]
-		return r
-	}
-	rep := summarize(all)
+	rep := summarize(all, ks)
 	groups := map[string][]scored{}
 	for _, s := range all {
 		if s.group != "" {
@@ -215,10 +165,75 @@ func Run(ctx context.Context, cases []Case, ks []int, search Searcher) (*Report,
 	if len(groups) > 0 {
 		rep.Groups = map[string]*Report{}
 		for g, list := range groups {
-			rep.Groups[g] = summarize(list)
+			rep.Groups[g] = summarize(list, ks)
 		}
 	}
 	return rep, nil
+}
+
+// scored is one case's scores: recall and tokens at each k, its
+// reciprocal rank and the search's latency.
+type scored struct {
+	group  string
+	recall []float64
+	tokens []float64
+	rr     float64
+	lat    time.Duration
+}
+
+// score runs case c's search for the largest of ks (sorted) and scores
+// its hits.
+func score(ctx context.Context, c Case, ks []int, search Searcher) (scored, error) {
+	t0 := time.Now()
+	hits, err := search(ctx, c.Query, ks[len(ks)-1])
+	lat := time.Since(t0)
+	if err != nil {
+		return scored{}, fmt.Errorf("query %q: %w", c.Query, err)
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	s := scored{group: c.Group, rr: reciprocalRank(ids, c.Relevant, c.Equivalent), lat: lat}
+	for _, k := range ks {
+		s.recall = append(s.recall, recallAt(ids, c.Relevant, c.Equivalent, k))
+		n := 0
+		for i := 0; i < k && i < len(hits); i++ {
+			n += EstimateTokens(hits[i].Text)
+		}
+		s.tokens = append(s.tokens, float64(n))
+	}
+	return s, nil
+}
+
+// summarize is the report of the scored cases in list: means, and the
+// 95th percentile of the latency.
+func summarize(list []scored, ks []int) *Report {
+	r := &Report{Cases: len(list), Ks: ks, Recall: map[string]float64{}, Tokens: map[string]float64{}}
+	if len(list) == 0 {
+		return r
+	}
+	var lats []float64
+	for _, s := range list {
+		r.MRR += s.rr
+		for i, k := range ks {
+			r.Recall[fmt.Sprint(k)] += s.recall[i]
+			r.Tokens[fmt.Sprint(k)] += s.tokens[i]
+		}
+		ms := float64(s.lat.Microseconds()) / 1000
+		r.MeanLatency += ms
+		lats = append(lats, ms)
+	}
+	n := float64(len(list))
+	r.MRR /= n
+	r.MeanLatency /= n
+	for _, k := range ks {
+		r.Recall[fmt.Sprint(k)] /= n
+		r.Tokens[fmt.Sprint(k)] = math.Round(r.Tokens[fmt.Sprint(k)] / n)
+	}
+	sort.Float64s(lats)
+	r.P95Latency = lats[int(math.Ceil(0.95*n))-1]
+	return r
 }
 
 // ExpandRelevant adds to relevant every note that supersedes one of them,

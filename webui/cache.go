@@ -179,21 +179,7 @@ func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
 	out := &fleetData{Complete: complete}
 	mine := s.syncState()
 	for _, a := range by {
-		row := machineRow{MachineActivity: *a}
-		switch {
-		case a.This && !mine.At.IsZero():
-			row.LastSync, row.SyncHow = mine.At.UTC().Format(time.RFC3339), "sync log"
-			if mine.Failed {
-				row.SyncHow = "sync log: it failed"
-			}
-		case a.This && a.LastMerge != "":
-			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
-		case !a.This && a.LastMerge > a.LastCommit:
-			row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
-		case !a.This && a.LastCommit != "":
-			row.LastSync, row.SyncHow = a.LastCommit, "its newest commit that reached here"
-		}
-		out.Machines = append(out.Machines, row)
+		out.Machines = append(out.Machines, rowOf(*a, mine))
 	}
 	sort.Slice(out.Machines, func(i, j int) bool {
 		a, b := out.Machines[i], out.Machines[j]
@@ -203,6 +189,28 @@ func (s *Server) fleetOf(ctx context.Context) (*fleetData, error) {
 		return a.Machine < b.Machine
 	})
 	return out, nil
+}
+
+// rowOf is machine a's row: when it last synced, as far as this machine
+// can tell, and how it can tell: this machine's sync log (mine), else
+// its last merge; another machine's last merge or newest commit,
+// whichever is later.
+func rowOf(a anamnesis.MachineActivity, mine syncState) machineRow {
+	row := machineRow{MachineActivity: a}
+	switch {
+	case a.This && !mine.At.IsZero():
+		row.LastSync, row.SyncHow = mine.At.UTC().Format(time.RFC3339), "sync log"
+		if mine.Failed {
+			row.SyncHow = "sync log: it failed"
+		}
+	case a.This && a.LastMerge != "":
+		row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+	case !a.This && a.LastMerge > a.LastCommit:
+		row.LastSync, row.SyncHow = a.LastMerge, "its last merge"
+	case !a.This && a.LastCommit != "":
+		row.LastSync, row.SyncHow = a.LastCommit, "its newest commit that reached here"
+	}
+	return row
 }
 
 // historyOf is note id's versions from the version index; building
@@ -285,42 +293,47 @@ func (s *Server) facetsWithin(ctx context.Context, f anamnesis.Filter) (anamnesi
 	if err != nil {
 		return anamnesis.Facets{}, err
 	}
+	return countFacets(rows, f), nil
+}
+
+// countFacets is facetsWithin over the index's rows.
+func countFacets(rows []anamnesis.FacetRow, f anamnesis.Filter) anamnesis.Facets {
 	out := anamnesis.Facets{ByType: map[string]int{}, ByScope: map[string]int{}, ByProject: map[string]int{},
 		ByMachine: map[string]int{}, BySource: map[string]int{}}
-	match := func(want, got string) bool { return want == "" || want == got }
+	// The five columns, in one order: what the filter wants ("" for
+	// anything) and the counts of each value.
+	want := [...]string{f.Type, f.Scope, f.Project, f.MachineID, f.ProvSource}
+	counts := [...]map[string]int{out.ByType, out.ByScope, out.ByProject, out.ByMachine, out.BySource}
 	for _, r := range rows {
-		t, sc, p := match(f.Type, r.Type), match(f.Scope, r.Scope), match(f.Project, r.Project)
-		m, src := match(f.MachineID, r.MachineID), match(f.ProvSource, r.ProvSource)
-		if t && sc && p && m && src {
+		got := [...]string{r.Type, r.Scope, r.Project, r.MachineID, r.ProvSource}
+		misses, missed := 0, 0
+		for c := range want {
+			if want[c] != "" && want[c] != got[c] {
+				misses, missed = misses+1, c
+			}
+		}
+		// A column counts the rows that match every other column: a
+		// row that matches all counts in each, and in the total; a row
+		// that misses one column counts only there (choosing its value
+		// instead would give it); a row that misses two counts nowhere.
+		switch misses {
+		case 0:
 			out.Total += r.Notes
-		}
-		if sc && p && m && src {
-			out.ByType[r.Type] += r.Notes
-		}
-		if t && p && m && src {
-			out.ByScope[r.Scope] += r.Notes
-		}
-		if t && sc && m && src {
-			out.ByProject[r.Project] += r.Notes
-		}
-		if t && sc && p && src {
-			out.ByMachine[r.MachineID] += r.Notes
-		}
-		if t && sc && p && m {
-			out.BySource[r.ProvSource] += r.Notes
+			for c := range counts {
+				counts[c][got[c]] += r.Notes
+			}
+		case 1:
+			counts[missed][got[missed]] += r.Notes
 		}
 	}
 	// A value chosen in a filter stays in its list even at zero, so the
 	// select still shows it.
-	for _, c := range []struct {
-		v string
-		m map[string]int
-	}{{f.Type, out.ByType}, {f.Scope, out.ByScope}, {f.Project, out.ByProject}, {f.MachineID, out.ByMachine}, {f.ProvSource, out.BySource}} {
-		if c.v != "" {
-			c.m[c.v] += 0
+	for c, v := range want {
+		if v != "" {
+			counts[c][v] += 0
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (s *Server) forgetFacets() {
@@ -337,15 +350,4 @@ func (s *Server) versionAt(ctx context.Context, path, commit string) (ver anamne
 		return err
 	})
 	return ver, found, err
-}
-
-// whoMade is versionIndex.whoMade for a home-relative path; ok is false
-// when the history does not say (not committed, machine-local, or the
-// index is still being built).
-func (s *Server) whoMade(ctx context.Context, path, blobPrefix, body string) (machine, when string, ok bool) {
-	s.withVersions(ctx, path, func(v *versionIndex, rel string) error {
-		machine, when, ok = v.whoMade(rel, blobPrefix, body)
-		return nil
-	})
-	return machine, when, ok
 }

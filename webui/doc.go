@@ -9,10 +9,18 @@
 // merge by hand), and the fleet (machines seen in the history, the
 // remote, tailnet peers, the index and doctor's findings).
 //
-// It is written against Store, an interface the root package's
-// *anamnesis.Store satisfies, and knows nothing of flags or processes:
+// It takes the root package's [*anamnesis.Store] itself, not an
+// interface: the UI's pages between them call two dozen of its methods
+// and use its types throughout, nothing else provides them, and the tests
+// run the pages against real stores (real SQLite files, real git
+// histories), never a fake. An interface here would mirror the concrete
+// type and only add a place to update; per-page interfaces would each be
+// satisfied by that one type and composed back into the whole for
+// [Server]. When a second implementation or a fake has a reason to exist,
+// declare the small interface it needs here, named for the pages it
+// serves. The package knows nothing of flags or processes:
 // cmd/anamnesis/ui.go listens, prints the URL and starts background syncs
-// through Options.AfterWrite.
+// through [Options.AfterWrite].
 //
 // Security, because notes arrive from other machines and the server runs
 // with the user's rights: it is meant for a listener on 127.0.0.1 only;

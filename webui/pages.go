@@ -1,11 +1,13 @@
 package webui
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -68,6 +70,38 @@ type notesData struct {
 func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
+	d := s.notesQuery(q)
+	f := d.filter()
+	var hits []anamnesis.Hit
+	var err error
+	var best float64
+	if d.Q != "" {
+		hits, best, err = s.searchPage(ctx, &d, f, q.Get("page"))
+	} else {
+		hits, err = s.listPage(ctx, &d, f, q.Get("bu"), q.Get("bi"))
+	}
+	if err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	if d.Facets, err = s.facetsWithin(ctx, d.filter()); err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	if d.Rows, err = s.rows(ctx, hits, d.Searching, d.Q, best); err != nil {
+		s.fail(w, r, statusOf(err), err)
+		return
+	}
+	title := "Notes"
+	if d.Searching {
+		title = "Search: " + d.Q
+	}
+	s.render(w, r, http.StatusOK, "notes", title, "notes", d, "")
+}
+
+// notesQuery reads the notes page's query: the search, its mode and the
+// filters.
+func (s *Server) notesQuery(q url.Values) notesData {
 	d := notesData{Q: strings.TrimSpace(q.Get("q")), Type: q.Get("type"), Project: q.Get("project"), Scope: q.Get("scope"),
 		Machine: q.Get("machine"), Source: q.Get("source"), Mode: q.Get("mode"), Live: q.Get("live") == "1",
 		HasEmbedder: s.st.HasEmbedder(), Types: note.Types()}
@@ -78,94 +112,101 @@ func (s *Server) notesPage(w http.ResponseWriter, r *http.Request) {
 		d.WithSuperseded, d.SupParam = true, "1"
 	}
 	d.Filtered = d.Type != "" || d.Project != "" || d.Scope != "" || d.Machine != "" || d.Source != ""
-	f := anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}
-	var hits []anamnesis.Hit
+	return d
+}
+
+// filter is the page's filters as the Store takes them.
+func (d *notesData) filter() anamnesis.Filter {
+	return anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}
+}
+
+// searchPage is the page-th page (from 1, at most maxSearchPages) of the
+// search for d.Q, and the best score of all pages, which relevance is
+// measured against.
+func (s *Server) searchPage(ctx context.Context, d *notesData, f anamnesis.Filter, page string) ([]anamnesis.Hit, float64, error) {
+	d.Searching = true
+	if d.Mode == "" {
+		d.Mode = s.st.DefaultMode()
+	}
+	// Paging asks for every result up to the page: search ranks the
+	// whole store each time anyway, and pages are few.
+	d.Page = 1
+	if p, err := strconv.Atoi(page); err == nil && p > 1 && p <= maxSearchPages {
+		d.Page = p
+	}
+	f.Limit = PageSize*d.Page + 1
+	f.WithSuperseded = d.WithSuperseded
+	hits, degraded, err := s.st.SearchMode(ctx, d.Q, f, d.Mode)
+	if degraded != nil {
+		d.Degraded = degraded.Error()
+	}
+	best := 0.0
+	if len(hits) > 0 {
+		best = hits[0].Score // relevance is to the best match of all pages
+	}
+	if len(hits) > PageSize*d.Page {
+		hits = hits[:PageSize*d.Page]
+		if d.Page < maxSearchPages {
+			d.NextPage = d.Page + 1
+		}
+	}
+	d.From = PageSize*(d.Page-1) + 1
+	if len(hits) < d.From {
+		return nil, best, err
+	}
+	return hits[d.From-1:], best, err
+}
+
+// listPage is a page of the notes, newest first, from the keyset cursor
+// (updated_at bu, id bi) when there is one, with the total they come
+// from.
+func (s *Server) listPage(ctx context.Context, d *notesData, f anamnesis.Filter, bu, bi string) ([]anamnesis.Hit, error) {
+	f.Live = d.Live
 	var err error
-	var best float64
-	if d.Q != "" {
-		d.Searching = true
-		if d.Mode == "" {
-			d.Mode = s.st.DefaultMode()
-		}
-		// Paging asks for every result up to the page: search ranks the
-		// whole store each time anyway, and pages are few.
-		d.Page = 1
-		if p, perr := strconv.Atoi(q.Get("page")); perr == nil && p > 1 && p <= maxSearchPages {
-			d.Page = p
-		}
-		f.Limit = PageSize*d.Page + 1
-		f.WithSuperseded = d.WithSuperseded
-		var degraded error
-		hits, degraded, err = s.st.SearchMode(ctx, d.Q, f, d.Mode)
-		if degraded != nil {
-			d.Degraded = degraded.Error()
-		}
-		if len(hits) > 0 {
-			best = hits[0].Score // relevance is to the best match of all pages
-		}
-		if len(hits) > PageSize*d.Page {
-			hits = hits[:PageSize*d.Page]
-			if d.Page < maxSearchPages {
-				d.NextPage = d.Page + 1
-			}
-		}
-		d.From = PageSize*(d.Page-1) + 1
-		if len(hits) >= d.From {
-			hits = hits[d.From-1:]
-		} else {
-			hits = nil
-		}
-	} else {
-		f.Live = d.Live
-		if d.Total, err = s.st.Count(ctx, f); err == nil {
-			f.Limit = PageSize + 1
-			if bu, bi := q.Get("bu"), q.Get("bi"); bu != "" && bi != "" {
-				f.Before = &anamnesis.Cursor{UpdatedAt: bu, ID: bi}
-				d.Paged = true
-			}
-			hits, err = s.st.List(ctx, f)
-			if len(hits) > PageSize {
-				hits = hits[:PageSize]
-				last := hits[len(hits)-1]
-				d.NextUpdated, d.NextID = last.UpdatedAt, last.ID
-			}
-		}
+	if d.Total, err = s.st.Count(ctx, f); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		s.fail(w, r, statusOf(err), err)
-		return
+	f.Limit = PageSize + 1
+	if bu != "" && bi != "" {
+		f.Before = &anamnesis.Cursor{UpdatedAt: bu, ID: bi}
+		d.Paged = true
 	}
-	if d.Facets, err = s.facetsWithin(ctx, anamnesis.Filter{Type: d.Type, Project: d.Project, Scope: d.Scope, MachineID: d.Machine, ProvSource: d.Source}); err != nil {
-		s.fail(w, r, statusOf(err), err)
-		return
+	hits, err := s.st.List(ctx, f)
+	if len(hits) > PageSize {
+		hits = hits[:PageSize]
+		last := hits[len(hits)-1]
+		d.NextUpdated, d.NextID = last.UpdatedAt, last.ID
 	}
+	return hits, err
+}
+
+// rows are the list's rows for hits: superseded ones marked and, for a
+// search, each with its passage, its relevance to the best score and
+// the note that replaced it.
+func (s *Server) rows(ctx context.Context, hits []anamnesis.Hit, searching bool, query string, best float64) ([]row, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
 	sup, err := s.st.SupersededBy(ctx, ids)
 	if err != nil {
-		s.fail(w, r, statusOf(err), err)
-		return
+		return nil, err
 	}
+	var out []row
 	for _, h := range hits {
 		rw := row{Hit: h, Superseded: len(sup[h.ID]) > 0}
-		if rw.Superseded && d.Searching {
-			rw.By = sup[h.ID][0]
-		}
-		if d.Searching {
-			rw.Passage = passage(h.Body, d.Q)
+		if searching {
+			rw.Passage = passage(h.Body, query)
+			if rw.Superseded {
+				rw.By = sup[h.ID][0]
+			}
 			if best > 0 {
 				rw.Score = fmt.Sprintf("%.2f", anamnesis.Relevance(h.Score, best))
 			}
 		}
-		d.Rows = append(d.Rows, rw)
+		out = append(out, rw)
 	}
-	title := "Notes"
-	if d.Searching {
-		title = "Search: " + d.Q
-	}
-	s.render(w, r, http.StatusOK, "notes", title, "notes", d, "")
+	return out, nil
 }
 
 // version is one history entry with its diff from the one before.
@@ -229,6 +270,22 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
+	d.relate(conflicts, id)
+	if f, err := strconv.Atoi(r.URL.Query().Get("from")); err == nil && f > 0 {
+		d.From = f
+	}
+	h, total, building, err := s.historyOf(ctx, path, d.From, versionsShown)
+	if err != nil {
+		d.HistoryError = err.Error() // the note is still worth showing
+	}
+	d.History, d.HistoryBuilding, d.VersionsTotal = h, building, total
+	d.Versions, d.NextFrom = versionDiffs(h, d.From, versionsShown)
+	s.render(w, r, http.StatusOK, "note", n.Title, "notes", d, s.doneFlash(r.URL.Query().Get("done")))
+}
+
+// relate finds note id among the conflicts: the note of conflict
+// copies, a copy, or one of the rivals of a fork.
+func (d *noteData) relate(conflicts []anamnesis.Conflict, id string) {
 	for _, c := range conflicts {
 		switch {
 		case c.ID == id && len(c.Copies) > 0:
@@ -243,19 +300,16 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	limit := versionsShown
-	if f, err := strconv.Atoi(r.URL.Query().Get("from")); err == nil && f > 0 {
-		d.From = f
-	}
-	h, total, building, err := s.historyOf(ctx, path, d.From, limit)
-	if err != nil {
-		d.HistoryError = err.Error() // the note is still worth showing
-	}
-	d.History, d.HistoryBuilding, d.VersionsTotal = h, building, total
+}
+
+// versionDiffs are up to limit of h's versions, each with its diff from
+// the one before it, and the first version of the next page (0: none).
+// History holds one version more than it shows when there is an older
+// one: the base of the last diff.
+func versionDiffs(h anamnesis.History, from, limit int) (out []version, nextFrom int) {
 	for i, v := range h.Versions {
 		if i == limit {
-			d.NextFrom = d.From + limit
-			break // the last one read is only the base of a diff
+			return out, from + limit // the last one read is only the base of a diff
 		}
 		ver := version{Version: v}
 		prev := ""
@@ -270,10 +324,16 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 			ver.Diff = markWords(diffLines(pb, cb, 3))
 			ver.Front = frontSummary(pf, cf)
 		}
-		d.Versions = append(d.Versions, ver)
+		out = append(out, ver)
 	}
+	return out, 0
+}
+
+// doneFlash is the message after a redirect from a save, a new note or a
+// restore (the done parameter), and whether a sync has started.
+func (s *Server) doneFlash(done string) string {
 	flash := ""
-	switch r.URL.Query().Get("done") {
+	switch done {
 	case "saved":
 		flash = "Saved and committed."
 	case "written":
@@ -284,7 +344,7 @@ func (s *Server) notePage(w http.ResponseWriter, r *http.Request) {
 	if flash != "" && s.opts.SyncConfigured {
 		flash += " A sync to your other machines has started in the background."
 	}
-	s.render(w, r, http.StatusOK, "note", n.Title, "notes", d, flash)
+	return flash
 }
 
 // refOf names a note by id and title, for links.
@@ -491,6 +551,14 @@ type card struct {
 	// machine_id names who first wrote the note, the same for every
 	// version.
 	By, At string
+	made   madeQuery // what names By and At
+}
+
+// madeQuery asks who made a version of the note file at path (relative
+// to the home): the one whose blob's name starts with blobPrefix, or,
+// without one, the newest whose text is body.
+type madeQuery struct {
+	path, blobPrefix, body string
 }
 
 type conflictView struct {
@@ -576,48 +644,13 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, statusOf(err), err)
 		return
 	}
-	var views []conflictView
-	for _, c := range cs {
-		v := conflictView{ID: c.ID, Kind: "copies"}
-		ids := append([]string{c.ID}, c.Copies...)
-		if len(c.Copies) == 0 {
-			v.Kind = "fork"
-			v.Replaces = s.refOf(r, c.Replaces)
-			ids = append([]string{c.ID}, c.Rivals...)
-		}
-		mainPath := ""
-		for i, id := range ids {
-			cd := card{ID: id, IsCopy: v.Kind == "copies" && i > 0, IsFirst: i == 0}
-			n, path, _, err := s.st.GetFile(ctx, id)
-			if err != nil {
-				cd.Error = err.Error()
-				v.Cards = append(v.Cards, cd)
-				continue
-			}
-			cd.Note = n
-			if i == 0 {
-				mainPath = path
-			}
-			if m := conflictCopyName.FindStringSubmatch(path); m != nil && cd.IsCopy && mainPath != "" {
-				// The copy holds the version a sync set aside: its blob, at
-				// the note's own path, is the other machine's commit.
-				cd.By, cd.At, _ = s.whoMade(ctx, mainPath, m[2], "")
-			} else {
-				cd.By, cd.At, _ = s.whoMade(ctx, path, "", n.Body)
-			}
-			v.Cards = append(v.Cards, cd)
-		}
-		if first := v.Cards[0].Note; first != nil {
-			v.Merge = first.Body
-			for _, cd := range v.Cards[1:] {
-				if cd.Note == nil {
-					continue
-				}
-				v.Sides = append(v.Sides, sideDiff{Left: v.Cards[0], Right: cd, Rows: sideBySide(first.Body, cd.Note.Body)})
-				v.Merge = unionMerge(v.Merge, cd.Note.Body)
-			}
-		}
-		views = append(views, v)
+	views := make([]conflictView, len(cs))
+	for i, c := range cs {
+		views[i] = s.conflictCards(ctx, r, c)
+	}
+	s.nameMakers(ctx, views)
+	for i := range views {
+		views[i].compare()
 	}
 	flash := ""
 	if id := r.URL.Query().Get("resolved"); note.ValidID(id) {
@@ -627,6 +660,93 @@ func (s *Server) conflictsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, "conflicts", "Conflicts", "conflicts", views, flash)
+}
+
+// conflictCards is conflict c's view with a card per version: the note
+// first, then its conflict copies or, for a fork, its rivals. Who made
+// each version is left to nameMakers, and the comparison to compare.
+func (s *Server) conflictCards(ctx context.Context, r *http.Request, c anamnesis.Conflict) conflictView {
+	v := conflictView{ID: c.ID, Kind: "copies"}
+	ids := append([]string{c.ID}, c.Copies...)
+	if len(c.Copies) == 0 {
+		v.Kind = "fork"
+		v.Replaces = s.refOf(r, c.Replaces)
+		ids = append([]string{c.ID}, c.Rivals...)
+	}
+	mainPath := ""
+	for i, id := range ids {
+		cd := card{ID: id, IsCopy: v.Kind == "copies" && i > 0, IsFirst: i == 0}
+		n, path, _, err := s.st.GetFile(ctx, id)
+		if err != nil {
+			cd.Error = err.Error()
+			v.Cards = append(v.Cards, cd)
+			continue
+		}
+		cd.Note = n
+		if i == 0 {
+			mainPath = path
+		}
+		if m := conflictCopyName.FindStringSubmatch(path); m != nil && cd.IsCopy && mainPath != "" {
+			// The copy holds the version a sync set aside: its blob, at
+			// the note's own path, is the other machine's commit.
+			cd.made = madeQuery{path: mainPath, blobPrefix: m[2]}
+		} else {
+			cd.made = madeQuery{path: path, body: n.Body}
+		}
+		v.Cards = append(v.Cards, cd)
+	}
+	return v
+}
+
+// nameMakers fills in By and At of every card on the page whose version
+// the history holds, opening the version index once for them all (each
+// opening reads HEAD and brings the index up to it). Only portable notes
+// are in the history: a page of machine-local ones opens nothing.
+func (s *Server) nameMakers(ctx context.Context, views []conflictView) {
+	type ask struct {
+		cd  *card
+		rel string // the path inside memory/
+	}
+	var asks []ask
+	for i := range views {
+		for j := range views[i].Cards {
+			cd := &views[i].Cards[j]
+			if cd.Note == nil {
+				continue
+			}
+			if scope, rel, _ := note.SplitHomePath(cd.made.path); scope == note.ScopePortable {
+				asks = append(asks, ask{cd, rel})
+			}
+		}
+	}
+	if len(asks) == 0 {
+		return
+	}
+	v, err := s.versions(ctx)
+	if err != nil || v == nil {
+		return // the index is building or there is no history: no names
+	}
+	defer v.mu.Unlock()
+	for _, a := range asks {
+		a.cd.By, a.cd.At, _ = v.whoMade(a.rel, a.cd.made.blobPrefix, a.cd.made.body)
+	}
+}
+
+// compare sets the side-by-side diffs of the first version against each
+// other one, and the merge box's text: every version merged.
+func (v *conflictView) compare() {
+	first := v.Cards[0].Note
+	if first == nil {
+		return
+	}
+	v.Merge = first.Body
+	for _, cd := range v.Cards[1:] {
+		if cd.Note == nil {
+			continue
+		}
+		v.Sides = append(v.Sides, sideDiff{Left: v.Cards[0], Right: cd, Rows: sideBySide(first.Body, cd.Note.Body)})
+		v.Merge = unionMerge(v.Merge, cd.Note.Body)
+	}
 }
 
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) {

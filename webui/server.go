@@ -17,40 +17,10 @@ import (
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
-	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 //go:embed templates/*.html static/*
 var assets embed.FS
-
-// Store is what the UI needs of a store; *anamnesis.Store satisfies it.
-type Store interface {
-	List(ctx context.Context, f anamnesis.Filter) ([]anamnesis.Hit, error)
-	Count(ctx context.Context, f anamnesis.Filter) (int, error)
-	SearchMode(ctx context.Context, query string, f anamnesis.Filter, mode string) ([]anamnesis.Hit, error, error)
-	HasEmbedder() bool
-	DefaultMode() string
-	FacetRows(ctx context.Context) ([]anamnesis.FacetRow, error)
-	SupersededBy(ctx context.Context, ids []string) (map[string][]string, error)
-	GetFile(ctx context.Context, id string) (*note.Note, string, []byte, error)
-	History(ctx context.Context, id string, maxCommits int) (anamnesis.History, error)
-	Write(ctx context.Context, req anamnesis.WriteRequest) (*note.Note, string, error)
-	Update(ctx context.Context, n *note.Note) (string, error)
-	Conflicts(ctx context.Context) ([]anamnesis.Conflict, error)
-	Resolve(ctx context.Context, id string, r anamnesis.Resolution) (anamnesis.ResolveReport, error)
-	PendingProposals() ([]anamnesis.Pending, error)
-	PendingViews(ctx context.Context) ([]anamnesis.PendingView, error)
-	ReviewPending(ctx context.Context, id string, accept bool) (string, error)
-	Sync(ctx context.Context, opts anamnesis.SyncOptions) (anamnesis.SyncReport, error)
-	Fleet(ctx context.Context, maxCommits int) ([]anamnesis.MachineActivity, bool, error)
-	IndexState(ctx context.Context) (anamnesis.IndexStatus, error)
-	Vectors(ctx context.Context) (*anamnesis.VectorStatus, error)
-	Doctor(ctx context.Context, inst anamnesis.Install) []anamnesis.Check
-	Head(ctx context.Context) (string, error)
-	Remote() string
-	MachineID() string
-	Home() string
-}
 
 // Peer is a machine of the tailnet as the fleet page shows it.
 type Peer struct {
@@ -100,7 +70,7 @@ type Options struct {
 
 // Server is the UI's http.Handler.
 type Server struct {
-	st    Store
+	st    *anamnesis.Store
 	opts  Options
 	port  string
 	pages map[string]*template.Template
@@ -134,7 +104,7 @@ const PageSize = 50
 
 // New returns the UI for st. ctx bounds background work (doctor, peer
 // probes): cancel it when the server stops.
-func New(ctx context.Context, st Store, opts Options) (*Server, error) {
+func New(ctx context.Context, st *anamnesis.Store, opts Options) (*Server, error) {
 	_, port, err := net.SplitHostPort(opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("web UI address %q: %w", opts.Addr, err)

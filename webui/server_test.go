@@ -18,9 +18,6 @@ import (
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
 
-// The Store is what the UI is written against.
-var _ Store = (*anamnesis.Store)(nil)
-
 var ctx = context.Background()
 
 const (
@@ -39,7 +36,7 @@ func openStore(t *testing.T, machine, remote string) *anamnesis.Store {
 	return s
 }
 
-func newServer(t testing.TB, st Store) *Server {
+func newServer(t testing.TB, st *anamnesis.Store) *Server {
 	t.Helper()
 	srv, err := New(ctx, st, Options{Addr: testAddr, Token: testToken, CSRF: testCSRF})
 	if err != nil {
@@ -592,4 +589,43 @@ func rowIDs(page string) []string {
 		ids = append(ids, m[1])
 	}
 	return ids
+}
+
+// With several conflicts on the page, every version is labelled with
+// the machine that made it: who made each card's version is looked up
+// for all the page's cards at once.
+func TestConflictsPageNamesEveryVersion(t *testing.T) {
+	hub := testutil.BareHub(t)
+	a, b := openStore(t, "desk", hub), openStore(t, "laptop", hub)
+	ids := []string{write(t, a, "Canary", "The canary runs 30 minutes."), write(t, a, "Rollout", "Rollouts start at 9.")}
+	for _, s := range []*anamnesis.Store{a, b} {
+		if _, err := s.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range ids {
+		for s, body := range map[*anamnesis.Store]string{a: "Changed on the desk.", b: "Changed on the laptop."} {
+			n, _, _ := s.Get(ctx, id)
+			n.Body = n.Title + ": " + body
+			if _, err := s.Update(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, s := range []*anamnesis.Store{a, b} {
+		if _, err := s.Sync(ctx, anamnesis.SyncOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cs, _ := b.Conflicts(ctx); len(cs) != 2 {
+		t.Fatalf("conflicts: %+v", cs)
+	}
+	page := do(newServer(t, b), "GET", "/conflicts", nil, true, nil).Body.String()
+	// Each version is named on its card and above its side of the
+	// comparison: two conflicts, two versions each.
+	for _, m := range []string{"desk", "laptop"} {
+		if n := strings.Count(page, "<strong>"+m+"</strong>'s version"); n != 4 {
+			t.Errorf("%s's versions named %d times, want 4:\n%s", m, n, page)
+		}
+	}
 }

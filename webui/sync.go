@@ -92,32 +92,11 @@ func (s *Server) syncStateFor(ctx context.Context) syncState {
 // lastLoggedSync finds the last "exit N after D" line of the log and the
 // line its process wrote before it (the error of a failed sync).
 func lastLoggedSync(path string) (at time.Time, failed bool, detail string, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
+	data, ok := logTail(path)
+	if !ok {
 		return at, false, "", false
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Size() > syncLogTail {
-		if _, err := f.Seek(fi.Size()-syncLogTail, io.SeekStart); err != nil {
-			return at, false, "", false
-		}
-	}
-	data, err := io.ReadAll(io.LimitReader(f, syncLogTail))
-	if err != nil {
-		return at, false, "", false
-	}
-	type line struct{ ts, pid, text string }
-	var lines []line
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		// "2026-11-25T16:01:02.000Z pid 123 text"
-		ts, rest, ok1 := strings.Cut(sc.Text(), " pid ")
-		pid, text, ok2 := strings.Cut(rest, " ")
-		if ok1 && ok2 {
-			lines = append(lines, line{ts, pid, text})
-		}
-	}
+	lines := logLines(data)
 	for i := len(lines) - 1; i >= 0; i-- {
 		code, _, isExit := strings.Cut(strings.TrimPrefix(lines[i].text, "exit "), " after ")
 		if !strings.HasPrefix(lines[i].text, "exit ") || !isExit {
@@ -137,6 +116,42 @@ func lastLoggedSync(path string) (at time.Time, failed bool, detail string, ok b
 		return t, n != 0, textfmt.Clip(detail, 300), true
 	}
 	return at, false, "", false
+}
+
+// logTail is the last syncLogTail bytes of the log at path; false when
+// it cannot be read.
+func logTail(path string) ([]byte, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > syncLogTail {
+		if _, err := f.Seek(fi.Size()-syncLogTail, io.SeekStart); err != nil {
+			return nil, false
+		}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, syncLogTail))
+	return data, err == nil
+}
+
+// logLine is a line of a background process's log:
+// "2026-11-25T16:01:02.000Z pid 123 text".
+type logLine struct{ ts, pid, text string }
+
+// logLines are data's lines of that form; others are skipped.
+func logLines(data []byte) []logLine {
+	var lines []logLine
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		ts, rest, ok1 := strings.Cut(sc.Text(), " pid ")
+		pid, text, ok2 := strings.Cut(rest, " ")
+		if ok1 && ok2 {
+			lines = append(lines, logLine{ts, pid, text})
+		}
+	}
+	return lines
 }
 
 // syncTimeout bounds "Sync now": gitsync has its own inactivity timeouts,

@@ -159,12 +159,32 @@ func (v *versionIndex) update(ctx context.Context, head string, keepLater bool) 
 // extend indexes every commit reachable from head that is not indexed
 // yet, and returns how many it added.
 func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, error) {
+	todo, err := v.unindexed(ctx, head)
+	if err != nil {
+		return 0, err
+	}
+	gens := v.generations(todo)
+	trees := v.repo.Trees() // for this extension: consecutive commits share directories
+	for _, c := range todo {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		if err := v.addCommit(c, gens[c.Hash], trees); err != nil {
+			return 0, err
+		}
+	}
+	return len(todo), nil
+}
+
+// unindexed reads the commits reachable from head that the index has
+// not seen, stopping at those it has and at a shallow clone's boundary.
+func (v *versionIndex) unindexed(ctx context.Context, head gitsync.Hash) ([]gitsync.Commit, error) {
 	var todo []gitsync.Commit
 	stack := []gitsync.Hash{head}
 	queued := map[gitsync.Hash]bool{head: true}
 	for len(stack) > 0 {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return nil, err
 		}
 		h := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -176,7 +196,7 @@ func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, erro
 			continue // a shallow clone's boundary
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		todo = append(todo, c)
 		for _, p := range c.Parents {
@@ -186,6 +206,13 @@ func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, erro
 			}
 		}
 	}
+	return todo, nil
+}
+
+// generations numbers the new commits: one more than the highest of
+// their parents', indexed or new (1 for a root, or a commit whose
+// parents are beyond a shallow clone's boundary).
+func (v *versionIndex) generations(todo []gitsync.Commit) map[gitsync.Hash]int32 {
 	gens := map[gitsync.Hash]int32{}
 	byHash := make(map[gitsync.Hash]*gitsync.Commit, len(todo))
 	for i := range todo {
@@ -210,19 +237,10 @@ func (v *versionIndex) extend(ctx context.Context, head gitsync.Hash) (int, erro
 		gens[h] = g
 		return g
 	}
-	trees := v.repo.Trees() // for this extension: consecutive commits share directories
 	for _, c := range todo {
 		gen(c.Hash)
 	}
-	for _, c := range todo {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		if err := v.addCommit(c, gens[c.Hash], trees); err != nil {
-			return 0, err
-		}
-	}
-	return len(todo), nil
+	return gens
 }
 
 // addCommit records commit c and the files it gave a new version: those
@@ -441,107 +459,151 @@ func decodeVersions(b []byte) (versionData, error) {
 	if !ok {
 		return d, errVersionFile
 	}
-	pos, bad := 0, false
-	uv := func() uint64 {
-		if bad {
-			return 0
-		}
-		var x uint64
-		for shift := uint(0); ; shift += 7 {
-			if pos >= len(s) || shift > 63 {
-				bad = true
-				return 0
-			}
-			c := s[pos]
-			pos++
-			x |= uint64(c&0x7f) << shift
-			if c < 0x80 {
-				return x
-			}
-		}
-	}
-	sv := func() int64 { // zig-zag, as binary.AppendVarint
-		u := uv()
-		x := int64(u >> 1)
-		if u&1 != 0 {
-			x = ^x
-		}
-		return x
-	}
-	take := func(n uint64) string {
-		if bad || n > uint64(len(s)-pos) {
-			bad = true
-			return ""
-		}
-		out := s[pos : pos+int(n)]
-		pos += int(n)
-		return out
-	}
-	hash := func(dst *[20]byte) {
-		copy(dst[:], take(20))
-	}
-	flag := func() bool { return take(1) == "\x01" }
-	if uv() != versionFormat {
+	r := &versionReader{s: s}
+	if r.uvarint() != versionFormat {
 		return d, errVersionFile
 	}
 	d.Format = versionFormat
-	d.Head = take(uv())
-	nc := uv()
-	if bad || nc > uint64(len(s)-pos)/22 {
+	d.Head = r.take(r.uvarint())
+	var err error
+	if d.Commits, err = r.commits(); err != nil {
+		return d, err
+	}
+	if d.Paths, err = r.paths(len(d.Commits)); err != nil {
+		return d, err
+	}
+	if r.bad || r.pos != len(r.s) {
 		return d, errVersionFile
 	}
-	d.Commits = make([]commitRec, nc)
-	for i := range d.Commits {
-		c := &d.Commits[i]
-		hash(&c.Hash)
-		c.Unix = sv()
-		c.Zone = int32(sv())
-		c.Machine = take(uv())
-		c.Subject = take(uv())
-		c.Merge = flag()
-		c.Gen = int32(uv())
+	internMachines(d.Commits)
+	return d, nil
+}
+
+// versionReader reads encodeVersions' fields from s. After the first
+// fault (a field past the end, a varint too long) bad is set and every
+// read returns zero, so the decoder checks once per record, not per
+// field.
+type versionReader struct {
+	s   string
+	pos int
+	bad bool
+}
+
+// left is how many bytes are still to read.
+func (r *versionReader) left() uint64 { return uint64(len(r.s) - r.pos) }
+
+// uvarint reads what binary.AppendUvarint wrote.
+func (r *versionReader) uvarint() uint64 {
+	if r.bad {
+		return 0
 	}
-	np, total := uv(), uv()
-	if bad || np > uint64(len(s)-pos) || total > uint64(len(s)-pos)/22 {
-		return d, errVersionFile
+	var x uint64
+	for shift := uint(0); ; shift += 7 {
+		if r.pos >= len(r.s) || shift > 63 {
+			r.bad = true
+			return 0
+		}
+		c := r.s[r.pos]
+		r.pos++
+		x |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return x
+		}
+	}
+}
+
+// varint reads what binary.AppendVarint wrote (zig-zag).
+func (r *versionReader) varint() int64 {
+	u := r.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
+	}
+	return x
+}
+
+// take reads n bytes, as a substring of the file's one copy.
+func (r *versionReader) take(n uint64) string {
+	if r.bad || n > r.left() {
+		r.bad = true
+		return ""
+	}
+	out := r.s[r.pos : r.pos+int(n)]
+	r.pos += int(n)
+	return out
+}
+
+func (r *versionReader) hash(dst *[20]byte) { copy(dst[:], r.take(20)) }
+
+func (r *versionReader) flag() bool { return r.take(1) == "\x01" }
+
+// commits reads the commit table. Its length is checked against what is
+// left (a commit takes at least 22 bytes) before anything is allocated.
+func (r *versionReader) commits() ([]commitRec, error) {
+	nc := r.uvarint()
+	if r.bad || nc > r.left()/22 {
+		return nil, errVersionFile
+	}
+	out := make([]commitRec, nc)
+	for i := range out {
+		c := &out[i]
+		r.hash(&c.Hash)
+		c.Unix = r.varint()
+		c.Zone = int32(r.varint())
+		c.Machine = r.take(r.uvarint())
+		c.Subject = r.take(r.uvarint())
+		c.Merge = r.flag()
+		c.Gen = int32(r.uvarint())
+	}
+	return out, nil
+}
+
+// paths reads every path's changes into one shared array, each path's
+// slice capped (extending one later copies it rather than overwriting the
+// next); a change must name one of the commits.
+func (r *versionReader) paths(commits int) (map[string][]changeRec, error) {
+	np, total := r.uvarint(), r.uvarint()
+	if r.bad || np > r.left() || total > r.left()/22 {
+		return nil, errVersionFile
 	}
 	all := make([]changeRec, 0, total)
-	d.Paths = make(map[string][]changeRec, np)
-	for i := uint64(0); i < np && !bad; i++ {
-		p := take(uv())
-		n := uv()
+	out := make(map[string][]changeRec, np)
+	for i := uint64(0); i < np && !r.bad; i++ {
+		p := r.take(r.uvarint())
+		n := r.uvarint()
 		if n > uint64(cap(all)-len(all)) {
-			return d, errVersionFile
+			return nil, errVersionFile
 		}
 		start := len(all)
-		for j := uint64(0); j < n && !bad; j++ {
+		for j := uint64(0); j < n && !r.bad; j++ {
 			var c changeRec
-			k := uv()
-			if k >= uint64(len(d.Commits)) {
-				return d, errVersionFile
+			k := r.uvarint()
+			if k >= uint64(commits) {
+				return nil, errVersionFile
 			}
 			c.Commit = int32(k)
-			hash(&c.Blob)
-			c.Added = flag()
+			r.hash(&c.Blob)
+			c.Added = r.flag()
 			all = append(all, c)
 		}
-		d.Paths[p] = all[start:len(all):len(all)]
+		out[p] = all[start:len(all):len(all)]
 	}
-	if bad || pos != len(s) {
-		return d, errVersionFile
-	}
-	// Machine names repeat: one string each, not a substring per commit
-	// keeping the file alive for nothing more.
+	return out, nil
+}
+
+// internMachines makes the commits of one machine share one name string:
+// names repeat, and a substring per commit would keep the file alive for
+// nothing more.
+func internMachines(commits []commitRec) {
 	names := map[string]string{}
-	for i := range d.Commits {
-		m := d.Commits[i].Machine
+	for i := range commits {
+		m := commits[i].Machine
 		if n, ok := names[m]; ok {
-			d.Commits[i].Machine = n
+			commits[i].Machine = n
 		} else {
 			names[m] = m
 		}
 	}
-	return d, nil
 }
 
 // at is the version of rel that commit made, content included; ok is

@@ -76,6 +76,7 @@ func fileNum(p string) int {
 	return n
 }
 
+// convert reads conversation c's file: its sessions and its questions.
 func convert(c int, path string) ([]Session, []Question, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -93,6 +94,20 @@ func convert(c int, path string) ([]Session, []Question, error) {
 			raw["qa"] = qa
 		}
 	}
+	sessions, exists, err := sessionsOf(c, raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	questions, err := questionsOf(c, raw["qa"], exists)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sessions, questions, nil
+}
+
+// sessionsOf reads the conversation's session_N lists of turns, in order
+// of N, and says which N exist.
+func sessionsOf(c int, raw map[string]json.RawMessage) ([]Session, map[int]bool, error) {
 	var nums []int
 	for k, v := range raw {
 		if m := sessionKey.FindStringSubmatch(k); m != nil && len(v) > 0 && v[0] == '[' {
@@ -115,38 +130,50 @@ func convert(c int, path string) ([]Session, []Question, error) {
 		}
 		sessions = append(sessions, render(c, n, strings.TrimSpace(date), turns))
 	}
+	return sessions, exists, nil
+}
+
+// questionsOf reads the conversation's questions; each is relevant to
+// the existing sessions its evidence names ("D3:12" is session 3).
+func questionsOf(c int, q json.RawMessage, exists map[int]bool) ([]Question, error) {
 	var qa []struct {
 		Question string   `json:"question"`
 		Evidence []string `json:"evidence"`
 		Category int      `json:"category"`
 	}
-	if q, ok := raw["qa"]; ok && len(q) > 0 {
+	if len(q) > 0 {
 		if err := json.Unmarshal(q, &qa); err != nil {
-			return nil, nil, fmt.Errorf("qa: %w", err)
+			return nil, fmt.Errorf("qa: %w", err)
 		}
 	}
 	var questions []Question
 	for i, item := range qa {
-		gt := []string{}
-		seen := map[string]bool{}
-		for _, ev := range item.Evidence {
-			m := evidenceRef.FindStringSubmatch(strings.TrimSpace(ev))
-			if m == nil {
-				continue // "D", "D:11:26"
-			}
-			n, _ := strconv.Atoi(m[1])
-			id := sessionID(c, n)
-			if exists[n] && !seen[id] {
-				seen[id] = true
-				gt = append(gt, id)
-			}
-		}
 		questions = append(questions, Question{
 			ID: fmt.Sprintf("locomo-c%02d-q%04d", c, i), Category: item.Category,
-			Case: eval.Case{Query: strings.TrimSpace(item.Question), Relevant: gt, Group: fmt.Sprintf("category %d", item.Category)},
+			Case: eval.Case{Query: strings.TrimSpace(item.Question), Relevant: evidenceSessions(c, item.Evidence, exists), Group: fmt.Sprintf("category %d", item.Category)},
 		})
 	}
-	return sessions, questions, nil
+	return questions, nil
+}
+
+// evidenceSessions are the ids of the existing sessions evidence refers
+// to, each once, in order; never nil.
+func evidenceSessions(c int, evidence []string, exists map[int]bool) []string {
+	gt := []string{}
+	seen := map[string]bool{}
+	for _, ev := range evidence {
+		m := evidenceRef.FindStringSubmatch(strings.TrimSpace(ev))
+		if m == nil {
+			continue // "D", "D:11:26"
+		}
+		n, _ := strconv.Atoi(m[1])
+		id := sessionID(c, n)
+		if exists[n] && !seen[id] {
+			seen[id] = true
+			gt = append(gt, id)
+		}
+	}
+	return gt
 }
 
 func sessionID(c, n int) string { return fmt.Sprintf("locomo-c%02d-s%02d", c, n) }

@@ -99,19 +99,35 @@ func AppendLog(path string, block []byte, max int64) error {
 		return fmt.Errorf("lock log %s: %w", path, err)
 	}
 	defer platform.Unlock(lock)
+	if err := rotateIfFull(path, int64(len(block)), max); err != nil {
+		return err
+	}
+	return appendPrivate(path, block)
+}
+
+// rotateIfFull renames the log at path to path+".1" when adding n bytes
+// would take it past max. The caller holds the lock.
+func rotateIfFull(path string, n, max int64) error {
 	fi, err := os.Stat(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("stat log %s: %w", path, err)
 	}
-	if err == nil && fi.Size() > 0 && fi.Size()+int64(len(block)) > max {
-		// On Windows a detached command that is still running holds the
-		// log open as its stdout, and an open file cannot be renamed:
-		// the log then grows past max until that command ends, rather
-		// than losing this block.
-		if err := platform.Rename(path, path+".1"); err != nil && platform.UnixModes {
-			return fmt.Errorf("rotate log %s: %w", path, err)
-		}
+	if err != nil || fi.Size() == 0 || fi.Size()+n <= max {
+		return nil
 	}
+	// On Windows a detached command that is still running holds the
+	// log open as its stdout, and an open file cannot be renamed: the
+	// log then grows past max until that command ends, rather than
+	// losing this block.
+	if err := platform.Rename(path, path+".1"); err != nil && platform.UnixModes {
+		return fmt.Errorf("rotate log %s: %w", path, err)
+	}
+	return nil
+}
+
+// appendPrivate appends block to the log at path in one write, creating
+// it 0600 and making an older, wider one 0600.
+func appendPrivate(path string, block []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("open log %s: %w", path, err)

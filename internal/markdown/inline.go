@@ -302,15 +302,7 @@ func (p *inlineParser) delimRun() {
 	if p.pos+n < len(p.src) {
 		after, _ = utf8.DecodeRuneInString(p.src[p.pos+n:])
 	}
-	spaceB, punctB := unicode.IsSpace(before), isPunct(before)
-	spaceA, punctA := unicode.IsSpace(after), isPunct(after)
-	left := !spaceA && (!punctA || spaceB || punctB)
-	right := !spaceB && (!punctB || spaceA || punctA)
-	canOpen, canClose := left, right
-	if c == '_' {
-		canOpen = left && (!right || punctB)
-		canClose = right && (!left || punctA)
-	}
+	canOpen, canClose := flanking(c, before, after)
 	p.flush()
 	i := p.add(node{kind: nDelim, ch: c, n: int32(n)})
 	p.pos += n
@@ -322,6 +314,20 @@ func (p *inlineParser) delimRun() {
 		}
 		p.top = k
 	}
+}
+
+// flanking applies CommonMark's flanking rules to a run of c between
+// the runes before and after it ('\n' at either end of the text): can
+// it open emphasis, can it close it.
+func flanking(c byte, before, after rune) (canOpen, canClose bool) {
+	spaceB, punctB := unicode.IsSpace(before), isPunct(before)
+	spaceA, punctA := unicode.IsSpace(after), isPunct(after)
+	left := !spaceA && (!punctA || spaceB || punctB)
+	right := !spaceB && (!punctB || spaceA || punctA)
+	if c == '_' {
+		return left && (!right || punctB), right && (!left || punctA)
+	}
+	return left, right
 }
 
 func (p *inlineParser) remove(k int32) {
@@ -377,22 +383,8 @@ func (p *inlineParser) processEmphasis(bottom int32) {
 			oi = 1
 		}
 		limit := openersBottom[ci][oi][mi]
-		o := closer.prev
-		for ; o >= 0 && p.delims[o].node > limit; o = p.delims[o].prev {
-			op := &p.delims[o]
-			if op.ch != closer.ch || !op.canOpen {
-				continue
-			}
-			// The rule of three: a run that can both open and close
-			// pairs only when the lengths' sum is no multiple of 3,
-			// unless both are.
-			if closer.ch != '~' && (op.canClose || closer.canOpen) &&
-				(op.orig3+closer.orig3)%3 == 0 && (op.orig3 != 0 || closer.orig3 != 0) {
-				continue
-			}
-			break
-		}
-		if o < 0 || p.delims[o].node <= limit {
+		o := p.opener(cur, limit)
+		if o < 0 {
 			openersBottom[ci][oi][mi] = closer.node - 1
 			next := closer.next
 			if !closer.canOpen {
@@ -401,42 +393,77 @@ func (p *inlineParser) processEmphasis(bottom int32) {
 			cur = next
 			continue
 		}
-		on, cn := &p.nodes[p.delims[o].node], &p.nodes[closer.node]
-		use, tag := int32(1), tagEm
-		switch {
-		case closer.ch == '~':
-			use, tag = 2, tagDel
-		case on.n >= 2 && cn.n >= 2:
-			use, tag = 2, tagStrong
-		}
-		on.n -= use
-		cn.n -= use
-		// The opener's characters go from its end and the closer's from
-		// its start: the newest tags sit closest to the text.
-		ot, ct := p.tagIndex(on), p.tagIndex(cn)
-		p.links = append(p.links, tagLink{tag, p.tags[ot].post}, tagLink{tag, 0})
-		p.tags[ot].post = int32(len(p.links) - 1)
-		if last := p.tags[ct].preLast; last == 0 {
-			p.tags[ct].pre = int32(len(p.links))
-		} else {
-			p.links[last-1].next = int32(len(p.links))
-		}
-		p.tags[ct].preLast = int32(len(p.links))
-		// Delimiters between them can no longer pair.
-		p.delims[o].next = cur
-		closer.prev = o
-		if on.n == 0 {
-			p.remove(o)
-		}
-		if cn.n == 0 {
-			next := closer.next
-			p.remove(cur)
-			cur = next
-		}
+		cur = p.pair(o, cur)
 	}
 	for p.top >= 0 && p.delims[p.top].node > bottom {
 		p.remove(p.top)
 	}
+}
+
+// opener is the nearest delimiter before closer c, and after node limit,
+// that can open emphasis with it; -1 when there is none.
+func (p *inlineParser) opener(c, limit int32) int32 {
+	closer := &p.delims[c]
+	o := closer.prev
+	for ; o >= 0 && p.delims[o].node > limit; o = p.delims[o].prev {
+		op := &p.delims[o]
+		if op.ch != closer.ch || !op.canOpen {
+			continue
+		}
+		// The rule of three: a run that can both open and close
+		// pairs only when the lengths' sum is no multiple of 3,
+		// unless both are.
+		if closer.ch != '~' && (op.canClose || closer.canOpen) &&
+			(op.orig3+closer.orig3)%3 == 0 && (op.orig3 != 0 || closer.orig3 != 0) {
+			continue
+		}
+		break
+	}
+	if o < 0 || p.delims[o].node <= limit {
+		return -1
+	}
+	return o
+}
+
+// pair makes opener o and closer c one emphasis (strong when both have
+// two characters left, a strikethrough for ~~), taking its characters
+// from both runs, and returns the delimiter to look at next: c again
+// while it has characters left.
+func (p *inlineParser) pair(o, c int32) int32 {
+	closer := &p.delims[c]
+	on, cn := &p.nodes[p.delims[o].node], &p.nodes[closer.node]
+	use, tag := int32(1), tagEm
+	switch {
+	case closer.ch == '~':
+		use, tag = 2, tagDel
+	case on.n >= 2 && cn.n >= 2:
+		use, tag = 2, tagStrong
+	}
+	on.n -= use
+	cn.n -= use
+	// The opener's characters go from its end and the closer's from
+	// its start: the newest tags sit closest to the text.
+	ot, ct := p.tagIndex(on), p.tagIndex(cn)
+	p.links = append(p.links, tagLink{tag, p.tags[ot].post}, tagLink{tag, 0})
+	p.tags[ot].post = int32(len(p.links) - 1)
+	if last := p.tags[ct].preLast; last == 0 {
+		p.tags[ct].pre = int32(len(p.links))
+	} else {
+		p.links[last-1].next = int32(len(p.links))
+	}
+	p.tags[ct].preLast = int32(len(p.links))
+	// Delimiters between them can no longer pair.
+	p.delims[o].next = c
+	closer.prev = o
+	if on.n == 0 {
+		p.remove(o)
+	}
+	if cn.n == 0 {
+		next := closer.next
+		p.remove(c)
+		return next
+	}
+	return c
 }
 
 // tagIndex is the index in tags of a delimiter run's tag lists, made on
@@ -526,22 +553,36 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
+// linkDest reads a link destination at j: <...> or bare. It returns the
+// destination unescaped and the index after it.
 func linkDest(s string, j int) (string, int, bool) {
 	if j < len(s) && s[j] == '<' {
-		for k := j + 1; k < len(s); k++ {
-			switch s[k] {
-			case '\\':
-				if k+1 < len(s) && isASCIIPunct(s[k+1]) {
-					k++
-				}
-			case '>':
-				return unescape(s[j+1 : k]), k + 1, true
-			case '<', '\n':
-				return "", 0, false
-			}
-		}
-		return "", 0, false
+		return angleDest(s, j)
 	}
+	return bareDest(s, j)
+}
+
+// angleDest reads <...>: no '<' or new line inside, '\' escapes.
+func angleDest(s string, j int) (string, int, bool) {
+	for k := j + 1; k < len(s); k++ {
+		switch s[k] {
+		case '\\':
+			if k+1 < len(s) && isASCIIPunct(s[k+1]) {
+				k++
+			}
+		case '>':
+			return unescape(s[j+1 : k]), k + 1, true
+		case '<', '\n':
+			return "", 0, false
+		}
+	}
+	return "", 0, false
+}
+
+// bareDest reads a destination up to a space, a control character or a
+// ')' its parentheses do not balance (nested at most 32 deep); it may
+// not be empty.
+func bareDest(s string, j int) (string, int, bool) {
 	depth, k := 0, j
 scan:
 	for ; k < len(s); k++ {
@@ -609,17 +650,11 @@ func (p *inlineParser) autolink() bool {
 		j++
 	}
 	if n := j - i; n >= 2 && n <= 32 && isLetter(s[i]) && j < len(s) && s[j] == ':' {
-		for k := j + 1; k < len(s); k++ {
-			c := s[k]
-			if c == '>' {
-				p.flush()
-				p.add(node{kind: nAutolink, s: s[i:k]})
-				p.pos = k + 1
-				return true
-			}
-			if c == '<' || c <= ' ' || c == 0x7f {
-				break
-			}
+		if k := uriEnd(s, j+1); k > 0 {
+			p.flush()
+			p.add(node{kind: nAutolink, s: s[i:k]})
+			p.pos = k + 1
+			return true
 		}
 	}
 	if k := emailEnd(s, i); k > 0 {
@@ -629,6 +664,21 @@ func (p *inlineParser) autolink() bool {
 		return true
 	}
 	return false
+}
+
+// uriEnd is the index of the '>' closing a URI whose scheme ends before
+// i, or -1 at a '<', a space or a control character before it.
+func uriEnd(s string, i int) int {
+	for k := i; k < len(s); k++ {
+		c := s[k]
+		if c == '>' {
+			return k
+		}
+		if c == '<' || c <= ' ' || c == 0x7f {
+			return -1
+		}
+	}
+	return -1
 }
 
 // emailEnd is the index of the '>' closing an e-mail address that starts
@@ -643,11 +693,8 @@ func emailEnd(s string, i int) int {
 	}
 	j++
 	for {
-		k := j
-		for k < len(s) && k-j < 63 && (isAlnum(s[k]) || s[k] == '-') {
-			k++
-		}
-		if k == j || s[j] == '-' || s[k-1] == '-' || k >= len(s) {
+		k := labelEnd(s, j)
+		if k < 0 || k >= len(s) {
 			return -1
 		}
 		switch s[k] {
@@ -659,6 +706,20 @@ func emailEnd(s string, i int) int {
 			return -1
 		}
 	}
+}
+
+// labelEnd is the end of the domain label at j: 1 to 63 letters, digits
+// and hyphens, not starting or ending with a hyphen; -1 when there is
+// none.
+func labelEnd(s string, j int) int {
+	k := j
+	for k < len(s) && k-j < 63 && (isAlnum(s[k]) || s[k] == '-') {
+		k++
+	}
+	if k == j || s[j] == '-' || s[k-1] == '-' {
+		return -1
+	}
+	return k
 }
 
 // bareLink handles GFM's extended autolinks: http://, https:// and www.
@@ -811,28 +872,10 @@ func (r *renderer) inline(s string) {
 		case nHardBreak:
 			w.WriteString("<br>\n")
 		case nDelim:
-			var tl tagList
-			if n.aux > 0 {
-				tl = tags[n.aux-1]
-			}
-			for l := tl.pre; l != 0; l = links[l-1].next {
-				w.WriteString(closeTags[links[l-1].tag])
-			}
-			for k := int32(0); k < n.n; k++ {
-				w.WriteByte(n.ch)
-			}
-			for l := tl.post; l != 0; l = links[l-1].next {
-				w.WriteString(openTags[links[l-1].tag])
-			}
+			writeDelim(w, n, tags, links)
 		case nLinkOpen:
 			if anchors == 0 && safeURL(n.s) {
-				w.WriteString(`<a href="`)
-				writeHref(w, n.s)
-				if title := nodes[n.aux].s; title != "" {
-					w.WriteString(`" title="`)
-					escape(w, title)
-				}
-				w.WriteString(`">`)
+				writeLinkOpen(w, n.s, nodes[n.aux].s)
 				nodes[n.aux].emit = true
 				anchors++
 			}
@@ -842,24 +885,60 @@ func (r *renderer) inline(s string) {
 				anchors--
 			}
 		case nAutolink:
-			href := n.s
-			switch n.ch {
-			case 'w':
-				href = "http://" + href
-			case 'm':
-				href = "mailto:" + href
-			}
-			if anchors == 0 && safeURL(href) {
-				w.WriteString(`<a href="`)
-				writeHref(w, href)
-				w.WriteString(`">`)
-				escape(w, n.s)
-				w.WriteString("</a>")
-			} else {
-				escape(w, n.s)
-			}
+			writeAutolink(w, n, anchors == 0)
 		}
 	}
+}
+
+// writeDelim writes a delimiter run's characters left over from pairing,
+// the tags it closes before them and those it opens after them.
+func writeDelim(w *strings.Builder, n *node, tags []tagList, links []tagLink) {
+	var tl tagList
+	if n.aux > 0 {
+		tl = tags[n.aux-1]
+	}
+	for l := tl.pre; l != 0; l = links[l-1].next {
+		w.WriteString(closeTags[links[l-1].tag])
+	}
+	for k := int32(0); k < n.n; k++ {
+		w.WriteByte(n.ch)
+	}
+	for l := tl.post; l != 0; l = links[l-1].next {
+		w.WriteString(openTags[links[l-1].tag])
+	}
+}
+
+// writeLinkOpen writes <a> to href (already found safe), with its title.
+func writeLinkOpen(w *strings.Builder, href, title string) {
+	w.WriteString(`<a href="`)
+	writeHref(w, href)
+	if title != "" {
+		w.WriteString(`" title="`)
+		escape(w, title)
+	}
+	w.WriteString(`">`)
+}
+
+// writeAutolink writes an autolink (a www. one gets http://, an e-mail
+// address mailto:) as a link when it may be one (a safe URL, not inside
+// another link), else as text.
+func writeAutolink(w *strings.Builder, n *node, mayLink bool) {
+	href := n.s
+	switch n.ch {
+	case 'w':
+		href = "http://" + href
+	case 'm':
+		href = "mailto:" + href
+	}
+	if !mayLink || !safeURL(href) {
+		escape(w, n.s)
+		return
+	}
+	w.WriteString(`<a href="`)
+	writeHref(w, href)
+	w.WriteString(`">`)
+	escape(w, n.s)
+	w.WriteString("</a>")
 }
 
 // Indexed by tagEm, tagStrong, tagDel; arrays of constants, no init work.

@@ -241,30 +241,47 @@ func (p *parser) rest() string {
 	return p.line[p.offset:]
 }
 
+// incorporate feeds one line to the tree of open blocks.
 func (p *parser) incorporate(ln string) {
 	p.line, p.offset, p.column, p.partialTab = ln, 0, 0, false
 	p.oldtip = p.tip
-	container := p.doc
-	// Which open blocks does this line continue?
-	for {
-		c := container.lastChild()
-		if c == nil || !c.open {
-			break
-		}
-		p.findNextNonspace()
-		r := p.continues(c)
-		if r == lineDone {
-			return
-		}
-		if r == contFailed {
-			break
-		}
-		container = c
+	container, done := p.matchOpen()
+	if done {
+		return
 	}
 	p.allClosed = container == p.oldtip
 	p.lastMatched = container
+	if container, done = p.openNew(container); done {
+		return
+	}
+	p.addText(container)
+}
 
-	// Does it start new blocks? (Not inside code: its lines are text.)
+// matchOpen finds the deepest open block the line continues, consuming
+// each one's prefix (a quote's ">", an item's indent); done says the line
+// was used up (a closing fence).
+func (p *parser) matchOpen() (container *block, done bool) {
+	container = p.doc
+	for {
+		c := container.lastChild()
+		if c == nil || !c.open {
+			return container, false
+		}
+		p.findNextNonspace()
+		switch p.continues(c) {
+		case lineDone:
+			return container, true
+		case contFailed:
+			return container, false
+		}
+		container = c
+	}
+}
+
+// openNew starts the new blocks the line opens inside container (none
+// inside code, whose lines are text) and returns the innermost; done
+// says the line was used up.
+func (p *parser) openNew(container *block) (*block, bool) {
 	for container.kind != kFenced && container.kind != kIndented {
 		p.findNextNonspace()
 		r := p.startBlock(container)
@@ -273,15 +290,20 @@ func (p *parser) incorporate(ln string) {
 			break
 		}
 		if r == lineDone {
-			return
+			return container, true
 		}
 		container = p.tip
 		if r == startLeaf {
 			break
 		}
 	}
+	return container, false
+}
 
-	// What is left is text.
+// addText adds what is left of the line as text: a lazy continuation of
+// an open paragraph, a line of the leaf it belongs to, or a new
+// paragraph.
+func (p *parser) addText(container *block) {
 	if !p.allClosed && !p.blank && p.tip.kind == kParagraph {
 		// A lazy continuation line.
 		p.addLine()
@@ -310,56 +332,20 @@ const (
 	startLeaf             // startBlock: a leaf started
 )
 
+// continues says whether the line continues open block c, consuming its
+// prefix.
 func (p *parser) continues(c *block) int {
 	switch c.kind {
 	case kQuote:
-		if !p.indented && p.peek(p.nextNonspace) == '>' {
-			p.advanceNextNonspace()
-			p.advanceOffset(1, false)
-			if isSpaceOrTab(p.peek(p.offset)) {
-				p.advanceOffset(1, true)
-			}
-			return contMatched
-		}
-		return contFailed
+		return p.continueQuote()
 	case kList:
 		return contMatched
 	case kItem:
-		if p.blank {
-			if len(c.children) == 0 {
-				return contFailed // an item may begin with one blank line, no more
-			}
-			p.advanceNextNonspace()
-			return contMatched
-		}
-		if p.indent >= c.offset+c.padding {
-			p.advanceOffset(c.offset+c.padding, true)
-			return contMatched
-		}
-		return contFailed
+		return p.continueItem(c)
 	case kFenced:
-		if p.indent <= 3 && p.peek(p.nextNonspace) == c.fenceChar {
-			s := p.line[p.nextNonspace:]
-			n := run(s, c.fenceChar)
-			if n >= c.fenceLen && strings.TrimLeft(s[n:], " \t") == "" {
-				p.finalize(c, p.lineNo)
-				return lineDone
-			}
-		}
-		for i := c.fenceIndent; i > 0 && isSpaceOrTab(p.peek(p.offset)); i-- {
-			p.advanceOffset(1, true)
-		}
-		return contMatched
+		return p.continueFenced(c)
 	case kIndented:
-		if p.indent >= 4 {
-			p.advanceOffset(4, true)
-			return contMatched
-		}
-		if p.blank {
-			p.advanceNextNonspace()
-			return contMatched
-		}
-		return contFailed
+		return p.continueIndented()
 	case kParagraph, kTable:
 		if p.blank {
 			return contFailed
@@ -367,6 +353,68 @@ func (p *parser) continues(c *block) int {
 		return contMatched
 	}
 	return contFailed // headings and thematic breaks are one line each
+}
+
+// continueQuote: a quote goes on at a ">" (and one space after it).
+func (p *parser) continueQuote() int {
+	if p.indented || p.peek(p.nextNonspace) != '>' {
+		return contFailed
+	}
+	p.advanceNextNonspace()
+	p.advanceOffset(1, false)
+	if isSpaceOrTab(p.peek(p.offset)) {
+		p.advanceOffset(1, true)
+	}
+	return contMatched
+}
+
+// continueItem: an item goes on at a blank line (unless it has no
+// content yet) or a line indented to its content.
+func (p *parser) continueItem(c *block) int {
+	if p.blank {
+		if len(c.children) == 0 {
+			return contFailed // an item may begin with one blank line, no more
+		}
+		p.advanceNextNonspace()
+		return contMatched
+	}
+	if p.indent >= c.offset+c.padding {
+		p.advanceOffset(c.offset+c.padding, true)
+		return contMatched
+	}
+	return contFailed
+}
+
+// continueFenced: fenced code goes on until its closing fence (which
+// ends it and uses up the line); each line loses up to the opening
+// fence's indent.
+func (p *parser) continueFenced(c *block) int {
+	if p.indent <= 3 && p.peek(p.nextNonspace) == c.fenceChar {
+		s := p.line[p.nextNonspace:]
+		n := run(s, c.fenceChar)
+		if n >= c.fenceLen && strings.TrimLeft(s[n:], " \t") == "" {
+			p.finalize(c, p.lineNo)
+			return lineDone
+		}
+	}
+	for i := c.fenceIndent; i > 0 && isSpaceOrTab(p.peek(p.offset)); i-- {
+		p.advanceOffset(1, true)
+	}
+	return contMatched
+}
+
+// continueIndented: indented code goes on at a line indented by four, or
+// a blank one.
+func (p *parser) continueIndented() int {
+	if p.indent >= 4 {
+		p.advanceOffset(4, true)
+		return contMatched
+	}
+	if p.blank {
+		p.advanceNextNonspace()
+		return contMatched
+	}
+	return contFailed
 }
 
 // run is how many times c repeats at the start of s.
@@ -378,74 +426,27 @@ func run(s string, c byte) int {
 	return n
 }
 
+// startBlock starts the block the line opens at its first non-space
+// inside container c, if any.
 func (p *parser) startBlock(c *block) int {
 	if p.indented {
-		if p.tip.kind != kParagraph && !p.blank {
-			p.advanceOffset(4, true)
-			p.closeUnmatched()
-			p.addChild(kIndented)
-			return startLeaf
-		}
-		return startNone
+		return p.startIndented()
 	}
 	s := p.line[p.nextNonspace:]
 	switch ch := p.peek(p.nextNonspace); ch {
 	case '>':
-		if c.depth >= maxDepth {
-			return startNone
-		}
-		p.advanceNextNonspace()
-		p.advanceOffset(1, false)
-		if isSpaceOrTab(p.peek(p.offset)) {
-			p.advanceOffset(1, true)
-		}
-		p.closeUnmatched()
-		p.addChild(kQuote)
-		return startContainer
+		return p.startQuote(c)
 	case '#':
-		n := run(s, '#')
-		if n > 6 || n < len(s) && !isSpaceOrTab(s[n]) {
-			break
+		if r := p.startATXHeading(s); r != startNone {
+			return r
 		}
-		p.closeUnmatched()
-		h := p.addChild(kHeading)
-		h.level = n
-		h.lines = []string{headingText(s[n:])}
-		p.offset = len(p.line)
-		return startLeaf
 	case '`', '~':
-		n := run(s, ch)
-		if n < 3 {
-			break
+		if r := p.startFence(s, ch); r != startNone {
+			return r
 		}
-		info := strings.Trim(s[n:], " \t")
-		if ch == '`' && strings.IndexByte(info, '`') >= 0 {
-			break
-		}
-		indent := p.indent
-		p.closeUnmatched()
-		f := p.addChild(kFenced)
-		f.fenceChar, f.fenceLen, f.fenceIndent, f.info = ch, n, indent, info
-		return lineDone // the opening fence is no line of the code
 	}
-	if c.kind == kParagraph {
-		// A table's delimiter row, under its header row.
-		if p.startTable(c, s) {
-			return lineDone
-		}
-		// A setext underline.
-		if ch := p.peek(p.nextNonspace); ch == '=' || ch == '-' {
-			if n := run(s, ch); strings.TrimRight(s[n:], " \t") == "" {
-				c.kind = kHeading
-				c.level = 1
-				if ch == '-' {
-					c.level = 2
-				}
-				c.lines = []string{strings.TrimRight(strings.Join(c.lines, "\n"), " \t")}
-				p.finalize(c, p.lineNo)
-				return lineDone
-			}
-		}
+	if c.kind == kParagraph && (p.startTable(c, s) || p.setext(c, s)) {
+		return lineDone
 	}
 	if thematic(s) {
 		p.closeUnmatched()
@@ -457,6 +458,87 @@ func (p *parser) startBlock(c *block) int {
 		return startContainer
 	}
 	return startNone
+}
+
+// startIndented: a line indented by four starts indented code, except
+// in a paragraph (where it continues it) and when blank.
+func (p *parser) startIndented() int {
+	if p.tip.kind == kParagraph || p.blank {
+		return startNone
+	}
+	p.advanceOffset(4, true)
+	p.closeUnmatched()
+	p.addChild(kIndented)
+	return startLeaf
+}
+
+// startQuote starts a block quote at ">", unless quotes and lists are
+// maxDepth deep already.
+func (p *parser) startQuote(c *block) int {
+	if c.depth >= maxDepth {
+		return startNone
+	}
+	p.advanceNextNonspace()
+	p.advanceOffset(1, false)
+	if isSpaceOrTab(p.peek(p.offset)) {
+		p.advanceOffset(1, true)
+	}
+	p.closeUnmatched()
+	p.addChild(kQuote)
+	return startContainer
+}
+
+// startATXHeading starts a heading at one to six '#' followed by a space
+// or the line's end.
+func (p *parser) startATXHeading(s string) int {
+	n := run(s, '#')
+	if n > 6 || n < len(s) && !isSpaceOrTab(s[n]) {
+		return startNone
+	}
+	p.closeUnmatched()
+	h := p.addChild(kHeading)
+	h.level = n
+	h.lines = []string{headingText(s[n:])}
+	p.offset = len(p.line)
+	return startLeaf
+}
+
+// startFence starts fenced code at three or more '`' or '~' (a backtick
+// fence's info string may hold no backtick).
+func (p *parser) startFence(s string, ch byte) int {
+	n := run(s, ch)
+	if n < 3 {
+		return startNone
+	}
+	info := strings.Trim(s[n:], " \t")
+	if ch == '`' && strings.IndexByte(info, '`') >= 0 {
+		return startNone
+	}
+	indent := p.indent
+	p.closeUnmatched()
+	f := p.addChild(kFenced)
+	f.fenceChar, f.fenceLen, f.fenceIndent, f.info = ch, n, indent, info
+	return lineDone // the opening fence is no line of the code
+}
+
+// setext turns paragraph para into a heading when s is a setext
+// underline: a run of '=' (level 1) or '-' (level 2) alone on the line.
+func (p *parser) setext(para *block, s string) bool {
+	ch := p.peek(p.nextNonspace)
+	if ch != '=' && ch != '-' {
+		return false
+	}
+	if n := run(s, ch); strings.TrimRight(s[n:], " \t") != "" {
+		return false
+	}
+	para.kind = kHeading
+	para.level = 1
+	if ch == '-' {
+		para.level = 2
+	}
+	para.lines = []string{strings.TrimRight(strings.Join(para.lines, "\n"), " \t")}
+	p.finalize(para, p.lineNo)
+	return true
 }
 
 // headingText is an ATX heading's content: s without its surrounding
@@ -498,43 +580,79 @@ func thematic(s string) bool {
 // startItem starts a list item (and its list, if need be) at the current
 // position, as CommonMark's parseListMarker does.
 func (p *parser) startItem(c *block, s string) bool {
-	var ordered bool
-	var marker byte
-	n, first := 0, 0
-	switch {
-	case s == "":
-		return false
-	case s[0] == '-' || s[0] == '*' || s[0] == '+':
-		marker, n = s[0], 1
-	case s[0] >= '0' && s[0] <= '9':
-		for n < len(s) && n < 10 && s[n] >= '0' && s[n] <= '9' {
-			n++
-		}
-		if n > 9 || n >= len(s) || s[n] != '.' && s[n] != ')' {
-			return false
-		}
-		first, _ = strconv.Atoi(s[:n])
-		ordered, marker = true, s[n]
-		n++
-		if c.kind == kParagraph && first != 1 {
-			return false // only "1." may interrupt a paragraph
-		}
-	default:
+	m, ok := listMarker(s, c.kind == kParagraph)
+	if !ok {
 		return false
 	}
-	if n < len(s) && !isSpaceOrTab(s[n]) {
-		return false
-	}
-	if c.kind == kParagraph && strings.Trim(s[n:], " \t") == "" {
-		return false // an empty item may not interrupt a paragraph
-	}
-	newList := !(c.kind == kList && c.ordered == ordered && c.marker == marker)
+	newList := !(c.kind == kList && c.ordered == m.ordered && c.marker == m.marker)
 	if newList && c.depth >= maxDepth {
 		return false
 	}
 	offset := p.indent
 	p.advanceNextNonspace()
-	p.advanceOffset(n, true)
+	p.advanceOffset(m.width, true)
+	padding := p.itemPadding(m.width)
+	p.closeUnmatched()
+	if newList {
+		l := p.addChild(kList)
+		l.ordered, l.marker, l.first = m.ordered, m.marker, m.first
+	}
+	it := p.addChild(kItem)
+	it.offset, it.padding = offset, padding
+	return true
+}
+
+// listMark is a list item's marker.
+type listMark struct {
+	ordered bool
+	marker  byte // the bullet, or '.' or ')' after the number
+	width   int  // in bytes, the number included
+	first   int  // an ordered item's number
+}
+
+// listMarker reads the list marker s starts with: a bullet (- * +) or a
+// number (orderedMarker), followed by a space, a tab or the line's end.
+// In a paragraph (interrupting it) the item may not be empty and an
+// ordered one must start at 1.
+func listMarker(s string, inParagraph bool) (listMark, bool) {
+	var m listMark
+	ok := true
+	switch {
+	case s == "":
+		return m, false
+	case s[0] == '-' || s[0] == '*' || s[0] == '+':
+		m.marker, m.width = s[0], 1
+	default:
+		m, ok = orderedMarker(s)
+	}
+	if !ok || m.width < len(s) && !isSpaceOrTab(s[m.width]) {
+		return m, false
+	}
+	if inParagraph && (m.ordered && m.first != 1 || strings.Trim(s[m.width:], " \t") == "") {
+		return m, false // only "1." and an item with content may interrupt a paragraph
+	}
+	return m, true
+}
+
+// orderedMarker reads an ordered item's marker: up to nine digits and
+// '.' or ')'.
+func orderedMarker(s string) (listMark, bool) {
+	n := 0
+	for n < len(s) && n < 10 && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 9 || n >= len(s) || s[n] != '.' && s[n] != ')' {
+		return listMark{}, false
+	}
+	first, _ := strconv.Atoi(s[:n])
+	return listMark{ordered: true, marker: s[n], width: n + 1, first: first}, true
+}
+
+// itemPadding consumes the spaces after a marker of width n and returns
+// the item's padding: the marker and those spaces, or the marker and one
+// space when the content is indented by five or more (then code inside
+// the item) or the item starts blank.
+func (p *parser) itemPadding(n int) int {
 	startCol, startOffset := p.column, p.offset
 	for {
 		p.advanceOffset(1, true)
@@ -543,25 +661,14 @@ func (p *parser) startItem(c *block, s string) bool {
 		}
 	}
 	spaces := p.column - startCol
-	padding := n + spaces
-	if spaces >= 5 || spaces < 1 || p.offset >= len(p.line) {
-		// Content indented by five or more is code inside the item, and
-		// an item starting blank has its content one column after the
-		// marker.
-		padding = n + 1
-		p.column, p.offset, p.partialTab = startCol, startOffset, false
-		if isSpaceOrTab(p.peek(p.offset)) {
-			p.advanceOffset(1, true)
-		}
+	if spaces < 5 && spaces >= 1 && p.offset < len(p.line) {
+		return n + spaces
 	}
-	p.closeUnmatched()
-	if newList {
-		l := p.addChild(kList)
-		l.ordered, l.marker, l.first = ordered, marker, first
+	p.column, p.offset, p.partialTab = startCol, startOffset, false
+	if isSpaceOrTab(p.peek(p.offset)) {
+		p.advanceOffset(1, true)
 	}
-	it := p.addChild(kItem)
-	it.offset, it.padding = offset, padding
-	return true
+	return n + 1
 }
 
 // startTable turns the paragraph's last line into a table's header row
@@ -773,39 +880,51 @@ func (r *renderer) block(b *block, tight bool) {
 		r.cr()
 		w.WriteString("<hr>\n")
 	case kFenced, kIndented:
-		r.cr()
-		w.WriteString("<pre><code")
-		if lang := language(b.info); lang != "" {
-			w.WriteString(` class="language-`)
-			escape(w, lang)
-			w.WriteString(`"`)
-		}
-		w.WriteString(">")
-		for _, l := range b.lines {
-			escape(w, l)
-			w.WriteByte('\n')
-		}
-		w.WriteString("</code></pre>\n")
+		r.code(b)
 	case kList:
-		r.cr()
-		tag := "ul"
-		if b.ordered {
-			tag = "ol"
-			if b.first != 1 {
-				w.WriteString(`<ol start="` + strconv.Itoa(b.first) + `">` + "\n")
-			} else {
-				w.WriteString("<ol>\n")
-			}
-		} else {
-			w.WriteString("<ul>\n")
-		}
-		for _, it := range b.children {
-			r.item(it, b.tight)
-		}
-		w.WriteString("</" + tag + ">\n")
+		r.list(b)
 	case kTable:
 		r.table(b)
 	}
+}
+
+// code writes fenced or indented code, its language as the class.
+func (r *renderer) code(b *block) {
+	w := r.b
+	r.cr()
+	w.WriteString("<pre><code")
+	if lang := language(b.info); lang != "" {
+		w.WriteString(` class="language-`)
+		escape(w, lang)
+		w.WriteString(`"`)
+	}
+	w.WriteString(">")
+	for _, l := range b.lines {
+		escape(w, l)
+		w.WriteByte('\n')
+	}
+	w.WriteString("</code></pre>\n")
+}
+
+// list writes a list and its items.
+func (r *renderer) list(b *block) {
+	w := r.b
+	r.cr()
+	tag := "ul"
+	if b.ordered {
+		tag = "ol"
+		if b.first != 1 {
+			w.WriteString(`<ol start="` + strconv.Itoa(b.first) + `">` + "\n")
+		} else {
+			w.WriteString("<ol>\n")
+		}
+	} else {
+		w.WriteString("<ul>\n")
+	}
+	for _, it := range b.children {
+		r.item(it, b.tight)
+	}
+	w.WriteString("</" + tag + ">\n")
 }
 
 func (r *renderer) item(it *block, tight bool) {

@@ -102,12 +102,39 @@ func main() {
 
 func isSurrogate(cp int) bool { return cp >= 0xD800 && cp <= 0xDFFF }
 
+// probeBatch probes code points lo to hi: each goes into a document
+// "C-aCa" and what FTS5 makes of it says its class and its folding.
 func probeBatch(db *sql.DB, lo, hi int, res []probe) error {
 	tx, err := db.Begin()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	if err := insertProbes(tx, lo, hi); err != nil {
+		return err
+	}
+	got, err := readTokens(tx, lo, hi)
+	if err != nil {
+		return err
+	}
+	for cp := lo; cp <= hi; cp++ {
+		if isSurrogate(cp) {
+			continue
+		}
+		g := got[cp]
+		if g == nil {
+			return fmt.Errorf("U+%04X: no docsize row", cp)
+		}
+		if res[cp], err = classify(cp, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertProbes replaces the table's documents with one per code point
+// from lo to hi, at rowid cp+1 (rowids are positive).
+func insertProbes(tx *sql.Tx, lo, hi int) error {
 	if _, err := tx.Exec(`DELETE FROM t`); err != nil {
 		return err
 	}
@@ -126,99 +153,106 @@ func probeBatch(db *sql.DB, lo, hi int, res []probe) error {
 		doc = append(doc, "-a"...)
 		doc = utf8.AppendRune(doc, rune(cp))
 		doc = append(doc, 'a')
-		// rowid = cp+1 keeps rowids positive.
 		if _, err := ins.Exec(cp+1, string(doc)); err != nil {
 			return fmt.Errorf("insert U+%04X: %w", cp, err)
 		}
 	}
+	return nil
+}
 
-	type tokens struct {
-		n     int            // from %_docsize
-		terms map[int][]byte // offset -> term, from fts5vocab
+// tokens is what FTS5 made of one probe document.
+type tokens struct {
+	n     int            // from %_docsize
+	terms map[int][]byte // offset -> term, from fts5vocab
+}
+
+// fillEmpty adds the empty terms fts5vocab may not list: a missing
+// offset below the token count stands for one. False when the terms
+// still do not match the count.
+func (g *tokens) fillEmpty() bool {
+	for off := range g.n {
+		if _, ok := g.terms[off]; !ok {
+			g.terms[off] = []byte{}
+		}
 	}
+	return len(g.terms) == g.n
+}
+
+// readTokens reads the probe documents' token counts and terms, by code
+// point.
+func readTokens(tx *sql.Tx, lo, hi int) (map[int]*tokens, error) {
 	got := make(map[int]*tokens, hi-lo+1)
 	rows, err := tx.Query(`SELECT id, sz FROM t_docsize WHERE id BETWEEN ? AND ?`, lo+1, hi+1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for rows.Next() {
 		var id int
 		var sz []byte
 		if err := rows.Scan(&id, &sz); err != nil {
-			return err
+			return nil, err
 		}
 		n, ok := sqliteVarint(sz)
 		if !ok {
-			return fmt.Errorf("docsize of %d: bad varint %x", id, sz)
+			return nil, fmt.Errorf("docsize of %d: bad varint %x", id, sz)
 		}
 		got[id-1] = &tokens{n: int(n), terms: map[int][]byte{}}
 	}
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	rows, err = tx.Query(`SELECT doc, offset, term FROM v WHERE doc BETWEEN ? AND ?`, lo+1, hi+1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for rows.Next() {
 		var id, off int
 		var term []byte
 		if err := rows.Scan(&id, &off, &term); err != nil {
-			return err
+			return nil, err
 		}
 		g := got[id-1]
 		if g == nil {
-			return fmt.Errorf("doc %d has terms but no docsize", id)
+			return nil, fmt.Errorf("doc %d has terms but no docsize", id)
 		}
 		if _, dup := g.terms[off]; dup {
-			return fmt.Errorf("doc %d: two terms at offset %d", id, off)
+			return nil, fmt.Errorf("doc %d: two terms at offset %d", id, off)
 		}
 		g.terms[off] = bytes.Clone(term)
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
+	return got, rows.Err()
+}
 
-	for cp := lo; cp <= hi; cp++ {
-		if isSurrogate(cp) {
-			continue
+// classify reads code point cp's class and folding from its probe's
+// tokens: two tokens "a" and "a" (a separator), F and "aFa" (a token
+// character folding to F), or one token "aFa" (a character only inside
+// a token).
+func classify(cp int, g *tokens) (probe, error) {
+	if !g.fillEmpty() {
+		return probe{}, fmt.Errorf("U+%04X: %d terms for %d tokens", cp, len(g.terms), g.n)
+	}
+	var p probe
+	t0, t1 := g.terms[0], g.terms[1]
+	switch {
+	case g.n == 2 && string(t0) == "a" && string(t1) == "a":
+		return probe{kind: kindSep}, nil
+	case g.n == 2 && string(t1) == "a"+string(t0)+"a":
+		p = probe{kind: kindToken, fold: t0}
+	case g.n == 1 && len(t0) >= 2 && t0[0] == 'a' && t0[len(t0)-1] == 'a':
+		p = probe{kind: kindInner, fold: t0[1 : len(t0)-1]}
+	default:
+		shown := make(map[int]string, len(g.terms))
+		for off, term := range g.terms {
+			shown[off] = strconv.Quote(string(term))
 		}
-		g := got[cp]
-		if g == nil {
-			return fmt.Errorf("U+%04X: no docsize row", cp)
-		}
-		// fts5vocab may not list empty terms; a missing offset below the
-		// token count stands for one.
-		for off := range g.n {
-			if _, ok := g.terms[off]; !ok {
-				g.terms[off] = []byte{}
-			}
-		}
-		if len(g.terms) != g.n {
-			return fmt.Errorf("U+%04X: %d terms for %d tokens", cp, len(g.terms), g.n)
-		}
-		t0, t1 := g.terms[0], g.terms[1]
-		switch {
-		case g.n == 2 && string(t0) == "a" && string(t1) == "a":
-			res[cp] = probe{kind: kindSep}
-		case g.n == 2 && string(t1) == "a"+string(t0)+"a":
-			res[cp] = probe{kind: kindToken, fold: t0}
-		case g.n == 1 && len(t0) >= 2 && t0[0] == 'a' && t0[len(t0)-1] == 'a':
-			res[cp] = probe{kind: kindInner, fold: t0[1 : len(t0)-1]}
-		default:
-			shown := make(map[int]string, len(g.terms))
-			for off, term := range g.terms {
-				shown[off] = strconv.Quote(string(term))
-			}
-			return fmt.Errorf("U+%04X: unexpected tokens %v (count %d)", cp, shown, g.n)
-		}
-		if f := res[cp].fold; len(f) > 0 {
-			if r, size := utf8.DecodeRune(f); r == utf8.RuneError || size != len(f) {
-				return fmt.Errorf("U+%04X folds to %q, not one code point", cp, f)
-			}
+		return probe{}, fmt.Errorf("U+%04X: unexpected tokens %v (count %d)", cp, shown, g.n)
+	}
+	if f := p.fold; len(f) > 0 {
+		if r, size := utf8.DecodeRune(f); r == utf8.RuneError || size != len(f) {
+			return probe{}, fmt.Errorf("U+%04X folds to %q, not one code point", cp, f)
 		}
 	}
-	return nil
+	return p, nil
 }
 
 type span struct {
@@ -230,87 +264,12 @@ type foldRun struct {
 	lo, n, stride, delta int
 }
 
+// render writes the tables as Go source: the class spans, the spans
+// that fold to nothing and the runs that fold to another code point.
 func render(res []probe, version, sourceID string) ([]byte, error) {
-	// Character classes as maximal runs of equal kind; separators are the gaps.
-	var spans []span
-	for cp := 0; cp <= maxCode; cp++ {
-		k := res[cp].kind
-		if isSurrogate(cp) || k == kindSep {
-			continue
-		}
-		if n := len(spans); n > 0 && spans[n-1].hi == cp-1 && spans[n-1].kind == k {
-			spans[n-1].hi = cp
-			continue
-		}
-		// Surrogates never reach the tables (the decoder turns them into
-		// U+FFFD), so a run may bridge them.
-		if n := len(spans); n > 0 && cp == 0xE000 && spans[n-1].hi == 0xD7FF && spans[n-1].kind == k {
-			spans[n-1].hi = cp
-			continue
-		}
-		spans = append(spans, span{cp, cp, k})
-	}
-
-	// Folding: code points that vanish, and those mapped elsewhere.
-	var drops []span
-	delta := make(map[int]int)
-	for cp := 0; cp <= maxCode; cp++ {
-		p := res[cp]
-		if p.kind == kindSep {
-			continue
-		}
-		if len(p.fold) == 0 {
-			if n := len(drops); n > 0 && drops[n-1].hi == cp-1 {
-				drops[n-1].hi = cp
-			} else {
-				drops = append(drops, span{cp, cp, 0})
-			}
-			continue
-		}
-		r, _ := utf8.DecodeRune(p.fold)
-		if int(r) != cp {
-			delta[cp] = int(r) - cp
-		}
-	}
-	var runs []foldRun
-	for cp := 0; cp <= maxCode; cp++ {
-		d, ok := delta[cp]
-		if !ok {
-			continue
-		}
-		// Try contiguous runs and every-other-code-point runs (upper/lower
-		// case pairs); a stride-2 run requires the skipped code points to
-		// fold to themselves so that runs never interleave.
-		// Run lengths are stored as uint16.
-		const maxRun = 1<<16 - 1
-		n1 := 1
-		for n1 < maxRun {
-			d2, ok := delta[cp+n1]
-			if !ok || d2 != d {
-				break
-			}
-			n1++
-		}
-		n2 := 1
-		for n2 < maxRun {
-			if _, ok := delta[cp+2*n2-1]; ok {
-				break
-			}
-			d2, ok := delta[cp+2*n2]
-			if !ok || d2 != d {
-				break
-			}
-			n2++
-		}
-		r := foldRun{lo: cp, n: n1, stride: 1, delta: d}
-		if n2 > n1 {
-			r = foldRun{lo: cp, n: n2, stride: 2, delta: d}
-		}
-		runs = append(runs, r)
-		// Resume after the last member; for stride 2 the code points
-		// skipped over have no mapping by construction.
-		cp = r.lo + (r.n-1)*r.stride
-	}
+	spans := classSpans(res)
+	drops, delta := folding(res)
+	runs := foldRuns(delta)
 
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "// Code generated by \"go run ./gen\"; DO NOT EDIT.\n\n")
@@ -352,6 +311,109 @@ func render(res []probe, version, sourceID string) ([]byte, error) {
 		return nil, fmt.Errorf("gofmt generated code: %w", err)
 	}
 	return src, nil
+}
+
+// classSpans are the character classes as maximal runs of equal kind;
+// separators are the gaps.
+func classSpans(res []probe) []span {
+	var spans []span
+	for cp := 0; cp <= maxCode; cp++ {
+		k := res[cp].kind
+		if isSurrogate(cp) || k == kindSep {
+			continue
+		}
+		if n := len(spans); n > 0 && spans[n-1].hi == cp-1 && spans[n-1].kind == k {
+			spans[n-1].hi = cp
+			continue
+		}
+		// Surrogates never reach the tables (the decoder turns them into
+		// U+FFFD), so a run may bridge them.
+		if n := len(spans); n > 0 && cp == 0xE000 && spans[n-1].hi == 0xD7FF && spans[n-1].kind == k {
+			spans[n-1].hi = cp
+			continue
+		}
+		spans = append(spans, span{cp, cp, k})
+	}
+	return spans
+}
+
+// folding is what folding does to token characters: the runs of code
+// points that vanish, and by how much each one mapped elsewhere moves.
+func folding(res []probe) (drops []span, delta map[int]int) {
+	delta = make(map[int]int)
+	for cp := 0; cp <= maxCode; cp++ {
+		p := res[cp]
+		if p.kind == kindSep {
+			continue
+		}
+		if len(p.fold) == 0 {
+			if n := len(drops); n > 0 && drops[n-1].hi == cp-1 {
+				drops[n-1].hi = cp
+			} else {
+				drops = append(drops, span{cp, cp, 0})
+			}
+			continue
+		}
+		r, _ := utf8.DecodeRune(p.fold)
+		if int(r) != cp {
+			delta[cp] = int(r) - cp
+		}
+	}
+	return drops, delta
+}
+
+// maxRun is the longest fold run: run lengths are stored as uint16.
+const maxRun = 1<<16 - 1
+
+// foldRuns packs delta into runs, contiguous or every other code point
+// (upper and lower case pairs), whichever is longer.
+func foldRuns(delta map[int]int) []foldRun {
+	var runs []foldRun
+	for cp := 0; cp <= maxCode; cp++ {
+		d, ok := delta[cp]
+		if !ok {
+			continue
+		}
+		r := foldRun{lo: cp, n: contiguousRun(delta, cp, d), stride: 1, delta: d}
+		if n2 := alternateRun(delta, cp, d); n2 > r.n {
+			r = foldRun{lo: cp, n: n2, stride: 2, delta: d}
+		}
+		runs = append(runs, r)
+		// Resume after the last member; for stride 2 the code points
+		// skipped over have no mapping by construction.
+		cp = r.lo + (r.n-1)*r.stride
+	}
+	return runs
+}
+
+// contiguousRun is how many code points from cp on move by d.
+func contiguousRun(delta map[int]int, cp, d int) int {
+	n := 1
+	for n < maxRun {
+		d2, ok := delta[cp+n]
+		if !ok || d2 != d {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// alternateRun is how many of every other code point from cp on move by
+// d, the ones skipped folding to themselves (so runs never interleave).
+func alternateRun(delta map[int]int, cp, d int) int {
+	n := 1
+	for n < maxRun {
+		if _, ok := delta[cp+2*n-1]; ok {
+			break
+		}
+		d2, ok := delta[cp+2*n]
+		if !ok || d2 != d {
+			break
+		}
+		n++
+	}
+	return n
 }
 
 func writeRows(b *bytes.Buffer, n, perLine int, item func(int) string) {
