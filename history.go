@@ -8,6 +8,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -114,7 +115,7 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 			return false, nil
 		}
 		v := Version{Commit: c.Hash.String(), Time: c.Time.Format("2006-01-02T15:04:05-07:00"),
-			Machine: c.Machine, Subject: firstLine(c.Message), Deleted: blob.IsZero()}
+			Machine: c.Machine, Subject: subject(c.Message), Deleted: blob.IsZero()}
 		if !blob.IsZero() {
 			b, err := r.ReadBlob(blob, maxVersionBytes)
 			if err != nil {
@@ -215,9 +216,18 @@ func countCommit(c gitsync.Commit, get func(string) *MachineActivity) {
 	a.Commits++
 	when := c.Time.UTC().Format("2006-01-02T15:04:05Z")
 	if a.LastCommit == "" {
-		a.LastCommit, a.LastSubject = when, firstLine(c.Message)
+		a.LastCommit, a.LastSubject = when, subject(c.Message)
 	}
 	if len(c.Parents) > 1 && a.LastMerge == "" {
 		a.LastMerge = when
 	}
+}
+
+// subjectRunes bounds a commit's subject as the history reports it: the
+// message comes from any machine of the fleet.
+const subjectRunes = 150
+
+// subject is a commit message's first line, clipped at a word.
+func subject(msg string) string {
+	return textfmt.Clip(textfmt.FirstLine(msg), subjectRunes)
 }
