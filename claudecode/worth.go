@@ -33,7 +33,7 @@ func WorthKeeping(s Session) (bool, string) {
 		}
 	}
 	prompts, replies := s.Prompts, s.Replies
-	if len(prompts) == 0 && s.FirstPrompt != "" { // a Session not from ParseTranscript
+	if len(prompts) == 0 && s.FirstPrompt != "" { // a Session not from ReadTranscript
 		prompts = []string{s.FirstPrompt}
 	}
 	if len(replies) == 0 && s.LastOutcome != "" {
