@@ -114,33 +114,49 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	if out.Vectors, err = s.Vectors(ctx); err != nil {
 		return Status{}, err
 	}
-	if s.hasRepo() {
-		r, err := s.repo(ctx)
-		if err != nil {
-			return Status{}, err
-		}
-		head, err := r.Head()
-		if err != nil {
-			return Status{}, err
-		}
-		if !head.IsZero() {
-			out.Sync.Head = head.String()
-		}
-		if out.Sync.Dirty, err = r.Dirty(); err != nil {
-			return Status{}, err
-		}
+	if err := s.repoState(ctx, &out.Sync); err != nil {
+		return Status{}, err
 	}
 	out.Sync.Tailnet = s.tailnetSummary(ctx).Text
+	if out.Consolidation, err = s.consolidationStatus(); err != nil {
+		return Status{}, err
+	}
+	return out, nil
+}
+
+// repoState fills in memory/'s head and whether its work tree has
+// changes to commit (nothing before it is a repository).
+func (s *Store) repoState(ctx context.Context, sync *SyncStatus) error {
+	if !s.hasRepo() {
+		return nil
+	}
+	r, err := s.repo(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := r.Head()
+	if err != nil {
+		return err
+	}
+	if !head.IsZero() {
+		sync.Head = head.String()
+	}
+	sync.Dirty, err = r.Dirty()
+	return err
+}
+
+// consolidationStatus is today's use of the consolidation budget and the
+// number of proposals pending review.
+func (s *Store) consolidationStatus() (ConsolidationStatus, error) {
 	today, err := (&consolidate.Budget{Path: s.ConsolidateBudgetPath(), Now: s.now}).Today()
 	if err != nil {
-		return Status{}, err
+		return ConsolidationStatus{}, err
 	}
 	pending, err := s.PendingProposals()
 	if err != nil {
-		return Status{}, err
+		return ConsolidationStatus{}, err
 	}
-	out.Consolidation = ConsolidationStatus{Today: today, Pending: len(pending)}
-	return out, nil
+	return ConsolidationStatus{Today: today, Pending: len(pending)}, nil
 }
 
 // TailscaleSocket is tailscaled's socket for this store: the option
