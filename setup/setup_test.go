@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -259,6 +260,25 @@ func TestUninstallUndoesInit(t *testing.T) {
 	for _, s := range run()[:2] {
 		if s.Changed {
 			t.Errorf("second uninstall: %+v", s)
+		}
+	}
+}
+
+// The plan shows a remote's credentials hidden, as text and as JSON.
+func TestPlanHidesTheRemotesSecret(t *testing.T) {
+	m := newMachine(t)
+	m.Remote = "https://ann:s3cret-token@git.example.com/memory.git"
+	p, err := PlanInit(ctx, m, Choices{}, anamnesis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, out := range map[string]string{"text": p.String(), "json": string(js)} {
+		if strings.Contains(out, "s3cret-token") || !strings.Contains(out, "git.example.com/memory.git") {
+			t.Errorf("%s plan:\n%s", what, out)
 		}
 	}
 }
