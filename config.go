@@ -129,6 +129,18 @@ func ParseEmbedderSpec(spec string) (*EmbedderConfig, error) {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
 	e := &EmbedderConfig{Kind: parts[0], URL: parts[1], Model: parts[2], APIKeyEnv: parts[3]}
+	if err := e.kindDefaults(); err != nil {
+		return nil, fmt.Errorf("embedder %q: %w", spec, err)
+	}
+	if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("embedder %q: %q is not an http(s) URL", spec, e.URL)
+	}
+	return e, nil
+}
+
+// kindDefaults checks the kind and fills in what it defaults: an Ollama
+// server's local URL and model; an OpenAI-compatible server has none.
+func (e *EmbedderConfig) kindDefaults() error {
 	switch e.Kind {
 	case "ollama":
 		if e.URL == "" {
@@ -137,17 +149,14 @@ func ParseEmbedderSpec(spec string) (*EmbedderConfig, error) {
 		if e.Model == "" {
 			e.Model = DefaultOllamaModel
 		}
+		return nil
 	case "openai":
 		if e.URL == "" || e.Model == "" {
-			return nil, fmt.Errorf("embedder %q: an OpenAI-compatible server needs its URL and model, e.g. openai,http://127.0.0.1:8080,nomic-embed-text-v1.5", spec)
+			return errors.New("an OpenAI-compatible server needs its URL and model, e.g. openai,http://127.0.0.1:8080,nomic-embed-text-v1.5")
 		}
-	default:
-		return nil, fmt.Errorf("embedder %q: the kind is ollama or openai (or off)", spec)
+		return nil
 	}
-	if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("embedder %q: %q is not an http(s) URL", spec, e.URL)
-	}
-	return e, nil
+	return errors.New("the kind is ollama or openai (or off)")
 }
 
 // LoadConfig reads <home>/config.json. A missing file is an empty config;
@@ -166,53 +175,11 @@ func LoadConfig(home string) (Config, error) {
 	if err := json.Unmarshal(data, &c.raw); err != nil {
 		return Config{}, fmt.Errorf("parse config %s: %w", p, err)
 	}
-	if v, ok := c.raw["tailnet_allow_tags"]; ok {
-		if err := json.Unmarshal(v, &c.AllowTags); err != nil {
-			return Config{}, fmt.Errorf("config %s: tailnet_allow_tags must be a list of tags such as [\"tag:laptop\"], got %s", p, v)
-		}
-	}
-	if v, ok := c.raw["recall_decay_days"]; ok {
-		if err := json.Unmarshal(v, &c.DecayDays); err != nil || c.DecayDays < 0 {
-			return Config{}, fmt.Errorf("config %s: recall_decay_days must be a number of days >= 0, got %s", p, v)
-		}
-	}
-	if v, ok := c.raw["native_import"]; ok {
-		var on bool
-		if err := json.Unmarshal(v, &on); err != nil {
-			return Config{}, fmt.Errorf("config %s: native_import must be true or false, got %s", p, v)
-		}
-		c.NativeImportOff = !on
-	}
-	if v, ok := c.raw["embedder"]; ok && string(v) != "null" {
-		var e EmbedderConfig
-		if err := json.Unmarshal(v, &e); err != nil {
-			return Config{}, fmt.Errorf("config %s: embedder must be an object like {\"kind\": \"ollama\", \"url\": \"http://127.0.0.1:11434\", \"model\": \"nomic-embed-text\"}, got %s", p, v)
-		}
-		if e.MinCosine < 0 || e.MinCosine > 1 {
-			return Config{}, fmt.Errorf("config %s: embedder.min_cosine must be between 0 and 1, got %v", p, e.MinCosine)
-		}
-		if e.PromptTimeoutMS < 0 {
-			return Config{}, fmt.Errorf("config %s: embedder.prompt_timeout_ms must be >= 0, got %d", p, e.PromptTimeoutMS)
-		}
-		c.Embedder = &e
-	}
-	if v, ok := c.raw["session_start_sync_ms"]; ok {
-		var ms int
-		if err := json.Unmarshal(v, &ms); err != nil || ms < 0 || ms > MaxSessionStartSyncMS {
-			return Config{}, fmt.Errorf("config %s: session_start_sync_ms must be a number of milliseconds from 0 to %d, got %s", p, MaxSessionStartSyncMS, v)
-		}
-		c.SessionStartSyncMS = &ms
-	}
-	if v, ok := c.raw["prompt_sync_seconds"]; ok {
-		var sec int
-		if err := json.Unmarshal(v, &sec); err != nil || sec < 0 || sec > 3600 {
-			return Config{}, fmt.Errorf("config %s: prompt_sync_seconds must be a number of seconds from 0 to 3600, got %s", p, v)
-		}
-		c.PromptSyncSeconds = &sec
-	}
-	if v, ok := c.raw["native_import_skip"]; ok {
-		if err := json.Unmarshal(v, &c.NativeImportSkip); err != nil {
-			return Config{}, fmt.Errorf("config %s: native_import_skip must be a list of project keys such as [\"github.com/me/secret\"], got %s", p, v)
+	for _, f := range configFields {
+		if v, ok := c.raw[f.key]; ok {
+			if err := f.decode(&c, v); err != nil {
+				return Config{}, fmt.Errorf("config %s: %w", p, err)
+			}
 		}
 	}
 	for key, dst := range map[string]*string{"machine_id": &c.MachineID, "remote": &c.Remote, "tailscale_socket": &c.TailscaleSocket} {
@@ -224,6 +191,77 @@ func LoadConfig(home string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// configFields are config.json's keys with a type or range to check, in
+// the order LoadConfig checks them; decode's error says what the value
+// must be. Read only.
+var configFields = []struct {
+	key    string
+	decode func(c *Config, v json.RawMessage) error
+}{
+	{"tailnet_allow_tags", func(c *Config, v json.RawMessage) error {
+		if json.Unmarshal(v, &c.AllowTags) != nil {
+			return fmt.Errorf("tailnet_allow_tags must be a list of tags such as [\"tag:laptop\"], got %s", v)
+		}
+		return nil
+	}},
+	{"recall_decay_days", func(c *Config, v json.RawMessage) error {
+		if json.Unmarshal(v, &c.DecayDays) != nil || c.DecayDays < 0 {
+			return fmt.Errorf("recall_decay_days must be a number of days >= 0, got %s", v)
+		}
+		return nil
+	}},
+	{"native_import", func(c *Config, v json.RawMessage) error {
+		var on bool
+		if json.Unmarshal(v, &on) != nil {
+			return fmt.Errorf("native_import must be true or false, got %s", v)
+		}
+		c.NativeImportOff = !on
+		return nil
+	}},
+	{"embedder", decodeEmbedder},
+	{"session_start_sync_ms", func(c *Config, v json.RawMessage) error {
+		var ms int
+		if json.Unmarshal(v, &ms) != nil || ms < 0 || ms > MaxSessionStartSyncMS {
+			return fmt.Errorf("session_start_sync_ms must be a number of milliseconds from 0 to %d, got %s", MaxSessionStartSyncMS, v)
+		}
+		c.SessionStartSyncMS = &ms
+		return nil
+	}},
+	{"prompt_sync_seconds", func(c *Config, v json.RawMessage) error {
+		var sec int
+		if json.Unmarshal(v, &sec) != nil || sec < 0 || sec > 3600 {
+			return fmt.Errorf("prompt_sync_seconds must be a number of seconds from 0 to 3600, got %s", v)
+		}
+		c.PromptSyncSeconds = &sec
+		return nil
+	}},
+	{"native_import_skip", func(c *Config, v json.RawMessage) error {
+		if json.Unmarshal(v, &c.NativeImportSkip) != nil {
+			return fmt.Errorf("native_import_skip must be a list of project keys such as [\"github.com/me/secret\"], got %s", v)
+		}
+		return nil
+	}},
+}
+
+// decodeEmbedder reads config.json's embedder (null: none).
+func decodeEmbedder(c *Config, v json.RawMessage) error {
+	if string(v) == "null" {
+		return nil
+	}
+	var e EmbedderConfig
+	if err := json.Unmarshal(v, &e); err != nil {
+		return fmt.Errorf("embedder must be an object like {\"kind\": \"ollama\", \"url\": \"http://127.0.0.1:11434\", \"model\": \"nomic-embed-text\"}, got %s", v)
+	}
+	if e.MinCosine < 0 || e.MinCosine > 1 {
+		return fmt.Errorf("embedder.min_cosine must be between 0 and 1, got %v", e.MinCosine)
+	}
+	if e.PromptTimeoutMS < 0 {
+		return fmt.Errorf("embedder.prompt_timeout_ms must be >= 0, got %d", e.PromptTimeoutMS)
+	}
+	c.Embedder = &e
+	return nil
 }
 
 // ResolveHome picks the store home: an explicit value (flag or

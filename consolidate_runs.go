@@ -79,20 +79,9 @@ func (s *Store) UndoConsolidate(ctx context.Context, run string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	var target *ConsolidateRun
-	for i := range runs {
-		if run == "" && runs[i].UndoneBy == "" || run != "" && strings.HasPrefix(runs[i].Run, strings.ToLower(run)) {
-			target = &runs[i]
-			break
-		}
-	}
-	switch {
-	case target == nil && run == "":
-		return "", errors.New("no consolidation run to undo (`anamnesis consolidate --log` lists them)")
-	case target == nil:
-		return "", fmt.Errorf("no consolidation run %s (`anamnesis consolidate --log` lists them)", run)
-	case target.UndoneBy != "":
-		return "", fmt.Errorf("run %.12s was undone already by %.12s", target.Run, target.UndoneBy)
+	target, err := runToUndo(runs, run)
+	if err != nil {
+		return "", err
 	}
 	if err := s.writable("undo a consolidation"); err != nil {
 		return "", err
@@ -101,70 +90,124 @@ func (s *Store) UndoConsolidate(ctx context.Context, run string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	h, err := gitsync.ParseHash(target.Run)
-	if err != nil {
-		return "", fmt.Errorf("read run %.12s: %w", target.Run, err)
-	}
-	c, err := r.CommitAt(h)
-	if err != nil {
-		return "", fmt.Errorf("read run %.12s: %w", target.Run, err)
+	u := runUndo{s: s, r: r, trees: r.Trees()}
+	if err := u.readRun(target.Run); err != nil {
+		return "", err
 	}
 	var parent gitsync.Hash // before a root commit: the empty tree
-	var pc *gitsync.Commit
-	if len(c.Parents) > 0 {
-		p, err := r.CommitAt(c.Parents[0])
-		if err != nil {
-			return "", fmt.Errorf("read the commit before run %.12s: %w", target.Run, err)
-		}
-		parent, pc = p.Hash, &p
+	if u.before != nil {
+		parent = u.before.Hash
 	}
-	paths, err := r.ChangedPaths(parent, c.Hash)
+	paths, err := r.ChangedPaths(parent, u.run.Hash)
 	if err != nil {
 		return "", err
 	}
-	var files []staged
-	var gone []string
-	trees := r.Trees()
 	for _, rel := range paths {
-		after, err := noteAt(r, trees, &c, rel)
-		if err != nil || after == nil {
-			continue
-		}
-		before, err := noteAt(r, trees, pc, rel)
-		if err != nil {
+		if err := u.undoFile(rel); err != nil {
 			return "", err
 		}
-		if before == nil { // the run wrote it
-			if err := s.memory.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return "", err
-			}
-			gone = append(gone, rel)
-			continue
-		}
-		addedTags, addedSup := minus(after.Tags, before.Tags), minus(after.Supersedes, before.Supersedes)
-		data, _, err := s.memory.ReadFile(rel)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		cur, err := note.Parse(data)
-		if err != nil {
-			return "", fmt.Errorf("read %s: %w", rel, err)
-		}
-		cur.Tags, cur.Supersedes = minus(cur.Tags, addedTags), minus(cur.Supersedes, addedSup)
-		if err := s.memory.WriteFile(rel, note.Marshal(cur)); err != nil {
-			return "", err
-		}
-		files = append(files, staged{rel: rel, old: data})
 	}
-	indexErr := s.indexStaged(ctx, files, gone)
-	rels := append(slices.Clone(gone), make([]string, 0, len(files))...)
-	for _, f := range files {
+	return u.commit(ctx, target.Run)
+}
+
+// runToUndo is the run of runs that run names (a commit or a prefix of
+// one; "": the newest run in force), which must not be undone already.
+func runToUndo(runs []ConsolidateRun, run string) (*ConsolidateRun, error) {
+	for i := range runs {
+		if run == "" && runs[i].UndoneBy == "" || run != "" && strings.HasPrefix(runs[i].Run, strings.ToLower(run)) {
+			if runs[i].UndoneBy != "" {
+				return nil, fmt.Errorf("run %.12s was undone already by %.12s", runs[i].Run, runs[i].UndoneBy)
+			}
+			return &runs[i], nil
+		}
+	}
+	if run == "" {
+		return nil, errors.New("no consolidation run to undo (`anamnesis consolidate --log` lists them)")
+	}
+	return nil, fmt.Errorf("no consolidation run %s (`anamnesis consolidate --log` lists them)", run)
+}
+
+// runUndo is one UndoConsolidate under way: the run's commit and the one
+// before it, and what the undo changed so far.
+type runUndo struct {
+	s      *Store
+	r      *gitsync.Repo
+	trees  *gitsync.Trees
+	run    gitsync.Commit
+	before *gitsync.Commit // nil: the run is the root commit
+	files  []staged        // notes the run tagged or made supersede, restored
+	gone   []string        // notes the run wrote, taken out
+}
+
+// readRun reads the run's commit and its first parent.
+func (u *runUndo) readRun(run string) error {
+	h, err := gitsync.ParseHash(run)
+	if err != nil {
+		return fmt.Errorf("read run %.12s: %w", run, err)
+	}
+	if u.run, err = u.r.CommitAt(h); err != nil {
+		return fmt.Errorf("read run %.12s: %w", run, err)
+	}
+	if len(u.run.Parents) == 0 {
+		return nil
+	}
+	p, err := u.r.CommitAt(u.run.Parents[0])
+	if err != nil {
+		return fmt.Errorf("read the commit before run %.12s: %w", run, err)
+	}
+	u.before = &p
+	return nil
+}
+
+// undoFile undoes the run's change to one file: a note it wrote is taken
+// out; from a note it changed, the tags and supersedes it added are
+// removed, later edits kept. A file that is no note after the run, or
+// is gone now, is left alone.
+func (u *runUndo) undoFile(rel string) error {
+	after, err := noteAt(u.r, u.trees, &u.run, rel)
+	if err != nil || after == nil {
+		return nil
+	}
+	before, err := noteAt(u.r, u.trees, u.before, rel)
+	if err != nil {
+		return err
+	}
+	if before == nil { // the run wrote it
+		if err := u.s.memory.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		u.gone = append(u.gone, rel)
+		return nil
+	}
+	addedTags, addedSup := minus(after.Tags, before.Tags), minus(after.Supersedes, before.Supersedes)
+	data, _, err := u.s.memory.ReadFile(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cur, err := note.Parse(data)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", rel, err)
+	}
+	cur.Tags, cur.Supersedes = minus(cur.Tags, addedTags), minus(cur.Supersedes, addedSup)
+	if err := u.s.memory.WriteFile(rel, note.Marshal(cur)); err != nil {
+		return err
+	}
+	u.files = append(u.files, staged{rel: rel, old: data})
+	return nil
+}
+
+// commit indexes what the undo changed and commits it, naming the run.
+func (u *runUndo) commit(ctx context.Context, run string) (string, error) {
+	s := u.s
+	indexErr := s.indexStaged(ctx, u.files, u.gone)
+	rels := append(slices.Clone(u.gone), make([]string, 0, len(u.files))...)
+	for _, f := range u.files {
 		rels = append(rels, f.rel)
 	}
-	msg := fmt.Sprintf("%s%s\n\nby %s at %s: %d note(s) taken out, %d note(s) shown again\n", undoSubject, target.Run, s.machineID, note.Now(s.now()), len(gone), len(files))
+	msg := fmt.Sprintf("%s%s\n\nby %s at %s: %d note(s) taken out, %d note(s) shown again\n", undoSubject, run, s.machineID, note.Now(s.now()), len(u.gone), len(u.files))
 	head, err := s.commitNotesMessage(ctx, rels, indexErr == nil, msg)
 	if err != nil {
 		return "", fmt.Errorf("commit the undo: %w", err)

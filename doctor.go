@@ -107,122 +107,149 @@ func (s *Store) storeChecks(ctx context.Context) []Check {
 	for _, t := range []struct{ name, dir string }{{"memory tree", s.memory.Root}, {"local tree", s.local.Root}} {
 		out = append(out, writableCheck(t.name, t.dir))
 	}
-	out = append(out, s.linksCheck(ctx))
-	problem := func(name string, err error, fix string) Check {
-		if index.IsCorrupt(err) {
-			fix = fixDamage
-		}
-		return Check{Name: name, State: CheckProblem, Detail: s.idx().Explain(err).Error(), Fix: fix}
+	out = append(out, s.linksCheck(ctx), s.integrityCheck(ctx), s.indexCheck(ctx), s.postingsCheck(ctx),
+		s.conflictCopiesCheck(ctx), s.nativeCheck(ctx), s.embedderCheck(ctx))
+	if c, ok := s.forksCheck(ctx); ok {
+		out = append(out, c)
 	}
+	return append(out, s.noteFilesChecks(ctx)...)
+}
 
+// indexProblem is the check of an index that could not be read: fix is
+// the remedy, unless the file is damaged (then fixDamage).
+func (s *Store) indexProblem(name string, err error, fix string) Check {
+	if index.IsCorrupt(err) {
+		fix = fixDamage
+	}
+	return Check{Name: name, State: CheckProblem, Detail: s.idx().Explain(err).Error(), Fix: fix}
+}
+
+// integrityCheck is SQLite's quick_check of index.db.
+func (s *Store) integrityCheck(ctx context.Context) Check {
+	const name = "index integrity"
 	switch problems, err := s.idx().IntegrityCheck(ctx); {
 	case index.IsCorrupt(err):
-		out = append(out, Check{Name: "index integrity", State: CheckProblem,
-			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check stopped at a damaged page", s.idx().Path()), Fix: fixDamage})
+		return Check{Name: name, State: CheckProblem,
+			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check stopped at a damaged page", s.idx().Path()), Fix: fixDamage}
 	case err != nil:
-		out = append(out, problem("index integrity", err, fixDamage))
+		return s.indexProblem(name, err, fixDamage)
 	case len(problems) > 0:
-		out = append(out, Check{Name: "index integrity", State: CheckProblem,
+		return Check{Name: name, State: CheckProblem,
 			Detail: fmt.Sprintf("%s is damaged: SQLite's quick_check found %d problems", s.idx().Path(), len(problems)),
-			Items:  problems, Fix: fixDamage})
-	default:
-		out = append(out, Check{Name: "index integrity", State: CheckOK, Detail: "SQLite's quick_check finds no damage"})
+			Items:  problems, Fix: fixDamage}
 	}
+	return Check{Name: name, State: CheckOK, Detail: "SQLite's quick_check finds no damage"}
+}
 
+// indexCheck compares the index with the note files: what a reindex
+// would change.
+func (s *Store) indexCheck(ctx context.Context) Check {
 	// Unguarded: doctor reports damage instead of repairing it.
 	changes, err := s.plan(ctx)
-	st, statsErr := s.idx().Stats(ctx)
-	switch {
-	case err != nil:
-		out = append(out, problem("index", err, "run `anamnesis reindex --full`"))
-	case statsErr != nil:
-		out = append(out, problem("index", statsErr, "run `anamnesis reindex --full`"))
-	default:
-		var changed, gone int
-		for _, ch := range changes {
-			switch {
-			case ch.Delete:
-				gone++
-			case ch.StatOnly:
-			case ch.Note != nil || ch.File.Error != "":
-				changed++
-			}
-		}
-		if n := changed + gone; n == 0 {
-			out = append(out, Check{Name: "index", State: CheckOK, Detail: fmt.Sprintf("agrees with the note files (%d notes)", st.Total)})
-		} else {
-			out = append(out, Check{Name: "index", State: CheckWarn,
-				Detail: fmt.Sprintf("%d note files changed since the last reindex (%d new or edited, %d removed)", n, changed, gone),
-				Fix:    "run `anamnesis reindex`"})
+	if err != nil {
+		return s.indexProblem("index", err, "run `anamnesis reindex --full`")
+	}
+	st, err := s.idx().Stats(ctx)
+	if err != nil {
+		return s.indexProblem("index", err, "run `anamnesis reindex --full`")
+	}
+	var changed, gone int
+	for _, ch := range changes {
+		switch {
+		case ch.Delete:
+			gone++
+		case ch.StatOnly:
+		case ch.Note != nil || ch.File.Error != "":
+			changed++
 		}
 	}
+	if n := changed + gone; n > 0 {
+		return Check{Name: "index", State: CheckWarn,
+			Detail: fmt.Sprintf("%d note files changed since the last reindex (%d new or edited, %d removed)", n, changed, gone),
+			Fix:    "run `anamnesis reindex`"}
+	}
+	return Check{Name: "index", State: CheckOK, Detail: fmt.Sprintf("agrees with the note files (%d notes)", st.Total)}
+}
 
-	switch rep, err := s.idx().CheckPostings(ctx); {
+// postingsCheck compares our postings with FTS5's: search ranks by ours.
+func (s *Store) postingsCheck(ctx context.Context) Check {
+	const name = "search postings"
+	rep, err := s.idx().CheckPostings(ctx)
+	switch {
 	case err != nil:
-		out = append(out, problem("search postings", err, "run `anamnesis reindex --full`"))
+		return s.indexProblem(name, err, "run `anamnesis reindex --full`")
 	case rep.Differ > 0 || !rep.TotalOK:
 		d := fmt.Sprintf("disagree with FTS5 for %d tokens", rep.Differ)
 		if !rep.TotalOK {
 			d += " and in the note or token totals"
 		}
-		out = append(out, Check{Name: "search postings", State: CheckProblem, Detail: d + ": search would rank differently",
-			Items: rep.Mismatched, Fix: "run `anamnesis reindex --full`"})
-	default:
-		out = append(out, Check{Name: "search postings", State: CheckOK, Detail: fmt.Sprintf("agree with FTS5 (%d tokens)", rep.Tokens)})
+		return Check{Name: name, State: CheckProblem, Detail: d + ": search would rank differently",
+			Items: rep.Mismatched, Fix: "run `anamnesis reindex --full`"}
 	}
+	return Check{Name: name, State: CheckOK, Detail: fmt.Sprintf("agree with FTS5 (%d tokens)", rep.Tokens)}
+}
 
-	if copies, err := s.conflictCopies(ctx); err == nil && len(copies) > 0 {
-		out = append(out, Check{Name: "conflict copies", State: CheckWarn,
+// conflictCopiesCheck lists the conflict copies waiting for a decision.
+func (s *Store) conflictCopiesCheck(ctx context.Context) Check {
+	const name = "conflict copies"
+	copies, err := s.conflictCopies(ctx)
+	switch {
+	case err != nil:
+		return s.indexProblem(name, err, "run `anamnesis reindex --full`")
+	case len(copies) > 0:
+		return Check{Name: name, State: CheckWarn,
 			Detail: fmt.Sprintf("%d notes were edited on two machines at once; both versions are kept (each copy's conflict_of names its note)", len(copies)),
 			Items:  copies,
-			Fix:    "keep one version with `anamnesis resolve ID --keep ID`, or merge them with `anamnesis resolve ID --body-file F` (or ask Claude to use memory_resolve)"})
-	} else if err == nil {
-		out = append(out, Check{Name: "conflict copies", State: CheckOK, Detail: "none waiting"})
-	} else {
-		out = append(out, problem("conflict copies", err, "run `anamnesis reindex --full`"))
+			Fix:    "keep one version with `anamnesis resolve ID --keep ID`, or merge them with `anamnesis resolve ID --body-file F` (or ask Claude to use memory_resolve)"}
 	}
-	out = append(out, s.nativeCheck(ctx), s.embedderCheck(ctx))
-	if forks, err := s.idx().Forks(ctx); err == nil && len(forks) > 0 {
-		var items []string
-		for of, succ := range forks {
-			items = append(items, fmt.Sprintf("%s is replaced by %s", of, strings.Join(succ, " and ")))
-		}
-		slices.Sort(items)
-		out = append(out, Check{Name: "rival successors", State: CheckWarn,
-			Detail: fmt.Sprintf("%s superseded on two machines at once; every successor is live", textfmt.Count(len(forks), "note was", "notes were")),
-			Items:  items, Fix: "keep one with `anamnesis resolve ID --keep ID` (it supersedes the others)"})
-	}
+	return Check{Name: name, State: CheckOK, Detail: "none waiting"}
+}
 
+// forksCheck names the notes superseded on two machines at once (ok is
+// false when there are none, or they cannot be read: said nothing of).
+func (s *Store) forksCheck(ctx context.Context) (Check, bool) {
+	forks, err := s.idx().Forks(ctx)
+	if err != nil || len(forks) == 0 {
+		return Check{}, false
+	}
+	var items []string
+	for of, succ := range forks {
+		items = append(items, fmt.Sprintf("%s is replaced by %s", of, strings.Join(succ, " and ")))
+	}
+	slices.Sort(items)
+	return Check{Name: "rival successors", State: CheckWarn,
+		Detail: fmt.Sprintf("%s superseded on two machines at once; every successor is live", textfmt.Count(len(forks), "note was", "notes were")),
+		Items:  items, Fix: "keep one with `anamnesis resolve ID --keep ID` (it supersedes the others)"}, true
+}
+
+// noteFilesChecks are the files the index skipped (and the duplicate ids
+// among the notes, when there are any).
+func (s *Store) noteFilesChecks(ctx context.Context) []Check {
+	var out []Check
 	bad, err := s.idx().BadFiles(ctx)
 	if c, ok := s.duplicatesCheck(ctx, bad); ok && err == nil {
 		out = append(out, c)
 	}
-	if err != nil {
-		out = append(out, problem("note files", err, "run `anamnesis reindex --full`"))
-	} else {
-		if len(bad) == 0 {
-			detail := "every note file parses"
-			if others, err := s.memory.OtherFiles(ctx); err == nil && len(others) > 0 {
-				// Said once here, as information: a hub created with a
-				// README is normal, and nothing needs fixing.
-				verb := "are"
-				if len(others) == 1 {
-					verb = "is"
-				}
-				detail += fmt.Sprintf("; %s (%s) %s synced but not indexed", textfmt.Count(len(others), "file that is not a note", "files that are not notes"), listSome(others, 3), verb)
-			}
-			out = append(out, Check{Name: "note files", State: CheckOK, Detail: detail})
-		} else {
-			c := Check{Name: "note files", State: CheckWarn,
-				Detail: fmt.Sprintf("%d files are skipped by the index", len(bad)),
-				Fix:    "edit or remove each file named above, then run `anamnesis reindex`"}
-			for _, f := range bad {
-				c.Items = append(c.Items, f.Path+": "+f.Error)
-			}
-			out = append(out, c)
+	switch {
+	case err != nil:
+		return append(out, s.indexProblem("note files", err, "run `anamnesis reindex --full`"))
+	case len(bad) > 0:
+		c := Check{Name: "note files", State: CheckWarn,
+			Detail: fmt.Sprintf("%d files are skipped by the index", len(bad)),
+			Fix:    "edit or remove each file named above, then run `anamnesis reindex`"}
+		for _, f := range bad {
+			c.Items = append(c.Items, f.Path+": "+f.Error)
 		}
+		return append(out, c)
 	}
-	return out
+	detail := "every note file parses"
+	if others, err := s.memory.OtherFiles(ctx); err == nil && len(others) > 0 {
+		// Said once here, as information: a hub created with a
+		// README is normal, and nothing needs fixing.
+		detail += fmt.Sprintf("; %s (%s) %s synced but not indexed", textfmt.Count(len(others), "file that is not a note", "files that are not notes"),
+			listSome(others, 3), textfmt.Plural(len(others), "is", "are"))
+	}
+	return append(out, Check{Name: "note files", State: CheckOK, Detail: detail})
 }
 
 // syncChecks looks at the git side: the sync lock (held, and by whom),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -71,65 +72,94 @@ func (s *Store) History(ctx context.Context, id string, maxCommits int) (History
 	if err != nil {
 		return out, err
 	}
-	trees := r.Trees()
-	byCommit := map[gitsync.Hash]gitsync.Hash{} // commit -> the file's blob (zero: absent)
-	blobOf := func(c gitsync.Commit) (gitsync.Hash, error) {
-		if b, ok := byCommit[c.Hash]; ok {
-			return b, nil
-		}
-		b, err := trees.BlobAt(c.Tree, rel)
-		if err != nil {
-			return gitsync.Hash{}, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
-		}
-		byCommit[c.Hash] = b
-		return b, nil
-	}
+	fh := fileHistory{r: r, trees: r.Trees(), rel: rel, byCommit: map[gitsync.Hash]gitsync.Hash{}}
 	out.Complete, err = r.WalkLog(ctx, maxCommits, func(c gitsync.Commit) (bool, error) {
 		out.Scanned++
-		blob, err := blobOf(c)
-		if err != nil {
+		v, ok, added, err := fh.version(c)
+		if err != nil || !ok {
 			return false, err
-		}
-		// A version is a commit whose file differs from every parent's:
-		// a merge that took one side's version made nothing new.
-		changed, inParent := true, false
-		for _, ph := range c.Parents {
-			p, err := r.CommitAt(ph)
-			if err != nil {
-				return false, fmt.Errorf("parent %s: %w", ph, err)
-			}
-			pb, err := blobOf(p)
-			if err != nil {
-				return false, err
-			}
-			inParent = inParent || !pb.IsZero()
-			if pb == blob {
-				changed = false
-			}
-		}
-		if !changed || blob.IsZero() && !inParent {
-			// Unchanged, or a commit on a line of history that never had
-			// the file (another machine's commits before it merged the
-			// note, a root commit): no version.
-			return false, nil
-		}
-		v := Version{Commit: c.Hash.String(), Time: c.Time.Format("2006-01-02T15:04:05-07:00"),
-			Machine: c.Machine, Subject: firstLine(c.Message), Deleted: blob.IsZero()}
-		if !blob.IsZero() {
-			b, err := r.ReadBlob(blob, maxVersionBytes)
-			if err != nil {
-				return false, fmt.Errorf("read %s at %s: %w", rel, c.Hash, err)
-			}
-			v.Content = string(b)
 		}
 		out.Versions = append(out.Versions, v)
 		// The commit that added the file ends the walk.
-		return !blob.IsZero() && !inParent, nil
+		return added, nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("history of %s: %w", rel, err)
 	}
 	return out, nil
+}
+
+// fileHistory finds the versions of one file (rel, in memory/) commit by
+// commit.
+type fileHistory struct {
+	r        *gitsync.Repo
+	trees    *gitsync.Trees
+	rel      string
+	byCommit map[gitsync.Hash]gitsync.Hash // commit -> the file's blob (zero: absent)
+}
+
+// blobOf is the file's blob at commit c (zero: absent), each commit's
+// looked up once: a commit is asked for as itself and as its children's
+// parent.
+func (fh *fileHistory) blobOf(c gitsync.Commit) (gitsync.Hash, error) {
+	if b, ok := fh.byCommit[c.Hash]; ok {
+		return b, nil
+	}
+	b, err := fh.trees.BlobAt(c.Tree, fh.rel)
+	if err != nil {
+		return gitsync.Hash{}, fmt.Errorf("read %s at %s: %w", fh.rel, c.Hash, err)
+	}
+	fh.byCommit[c.Hash] = b
+	return b, nil
+}
+
+// version is the version commit c made of the file: ok is false when c
+// made none (the file is as in a parent, or c's line of history never
+// had it: another machine's commits before it merged the note, a root
+// commit); added reports the commit that added the file.
+func (fh *fileHistory) version(c gitsync.Commit) (v Version, ok, added bool, err error) {
+	blob, err := fh.blobOf(c)
+	if err != nil {
+		return v, false, false, err
+	}
+	changed, inParent, err := fh.againstParents(c, blob)
+	if err != nil || !changed || blob.IsZero() && !inParent {
+		return v, false, false, err
+	}
+	v = Version{Commit: c.Hash.String(), Time: c.Time.Format("2006-01-02T15:04:05-07:00"),
+		Machine: c.Machine, Subject: subject(c.Message), Deleted: blob.IsZero()}
+	if blob.IsZero() {
+		return v, true, false, nil
+	}
+	b, err := fh.r.ReadBlob(blob, maxVersionBytes)
+	if err != nil {
+		return v, false, false, fmt.Errorf("read %s at %s: %w", fh.rel, c.Hash, err)
+	}
+	v.Content = string(b)
+	return v, true, !inParent, nil
+}
+
+// againstParents compares the file's blob at c with its parents': a
+// version is a commit whose file differs from every parent's (a merge
+// that took one side's version made nothing new). inParent reports that
+// some parent has the file.
+func (fh *fileHistory) againstParents(c gitsync.Commit, blob gitsync.Hash) (changed, inParent bool, err error) {
+	changed = true
+	for _, ph := range c.Parents {
+		p, err := fh.r.CommitAt(ph)
+		if err != nil {
+			return false, false, fmt.Errorf("parent %s: %w", ph, err)
+		}
+		pb, err := fh.blobOf(p)
+		if err != nil {
+			return false, false, err
+		}
+		inParent = inParent || !pb.IsZero()
+		if pb == blob {
+			changed = false
+		}
+	}
+	return changed, inParent, nil
 }
 
 // maxVersionBytes bounds what a version's content reads of its blob.
@@ -215,9 +245,18 @@ func countCommit(c gitsync.Commit, get func(string) *MachineActivity) {
 	a.Commits++
 	when := c.Time.UTC().Format("2006-01-02T15:04:05Z")
 	if a.LastCommit == "" {
-		a.LastCommit, a.LastSubject = when, firstLine(c.Message)
+		a.LastCommit, a.LastSubject = when, subject(c.Message)
 	}
 	if len(c.Parents) > 1 && a.LastMerge == "" {
 		a.LastMerge = when
 	}
+}
+
+// subjectRunes bounds a commit's subject as the history reports it: the
+// message comes from any machine of the fleet.
+const subjectRunes = 150
+
+// subject is a commit message's first line, clipped at a word.
+func subject(msg string) string {
+	return textfmt.Clip(textfmt.FirstLine(msg), subjectRunes)
 }

@@ -60,34 +60,13 @@ func FindLinks(ctx context.Context, home string) ([]StoreLink, error) {
 	}
 	for _, tree := range []string{note.PortableDir, note.LocalDir} {
 		root := filepath.Join(home, tree)
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil // a missing tree, or an entry removed while we walked
-				}
-				return err
-			}
-			if p == root {
-				return ctx.Err()
-			}
-			rel, err := filepath.Rel(root, p)
-			if err != nil {
-				return err
-			}
-			rel = filepath.ToSlash(rel)
-			if rel == ".git" {
-				return fs.SkipDir
-			}
-			if link, err := entryIsLink(d); err != nil || !link {
-				return err
-			}
+		err := walkLinks(ctx, root, root, true, func(rel string) {
 			// A type directory is one we write into: FixLinks makes it
 			// real again.
 			add(tree+"/"+rel, note.ValidType(rel))
-			return nil
 		})
 		if err != nil {
-			return out, fmt.Errorf("look for links in %s: %w", root, err)
+			return out, err
 		}
 	}
 	// state/ and its sessions/ are written by every hook; anything deeper
@@ -96,29 +75,9 @@ func FindLinks(ctx context.Context, home string) ([]StoreLink, error) {
 	if fi, err := os.Lstat(state); err == nil && platform.IsLink(fi) {
 		add(stateDir, true)
 	} else if err == nil && fi.IsDir() {
-		err := filepath.WalkDir(state, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
-			if p == state {
-				return ctx.Err()
-			}
-			rel, err := filepath.Rel(home, p)
-			if err != nil {
-				return err
-			}
-			if link, err := entryIsLink(d); err != nil || !link {
-				return err
-			}
-			rel = filepath.ToSlash(rel)
-			add(rel, rel == stateDir+"/sessions")
-			return nil
-		})
+		err := walkLinks(ctx, state, home, false, func(rel string) { add(rel, rel == stateDir+"/sessions") })
 		if err != nil {
-			return out, fmt.Errorf("look for links in %s: %w", state, err)
+			return out, err
 		}
 	}
 	for _, f := range append(indexFiles(IndexFile), ConfigFile, ConfigFile+".bak") {
@@ -128,6 +87,38 @@ func FindLinks(ctx context.Context, home string) ([]StoreLink, error) {
 	}
 	slices.SortFunc(out, func(a, b StoreLink) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
+}
+
+// walkLinks calls found with the path (relative to base, with slashes)
+// of each link below root, at any depth (with skipGit, not in the .git
+// at root's top: git's own). It never walks through a link; a missing
+// root, or an entry removed while it walks, is no error.
+func walkLinks(ctx context.Context, root, base string, skipGit bool, found func(rel string)) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case err != nil:
+			return err
+		case p == root:
+			return ctx.Err()
+		case skipGit && p == filepath.Join(root, ".git"):
+			return fs.SkipDir
+		}
+		if link, err := entryIsLink(d); err != nil || !link {
+			return err
+		}
+		rel, err := filepath.Rel(base, p)
+		if err != nil {
+			return err
+		}
+		found(filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("look for links in %s: %w", root, err)
+	}
+	return nil
 }
 
 // entryIsLink reports whether a directory entry is a link, asking for its
@@ -186,48 +177,69 @@ func FixLinks(ctx context.Context, home string) (LinkFixReport, error) {
 	if err != nil || len(links) == 0 {
 		return rep, err
 	}
-	gitDir := filepath.Join(home, note.PortableDir, ".git")
 	if slices.ContainsFunc(links, func(l StoreLink) bool { return strings.HasPrefix(l.Path, note.PortableDir+"/") }) {
-		if fi, err := os.Lstat(gitDir); err == nil && fi.IsDir() {
-			// Only the lock holder changes memory/ (a sync checking out
-			// meanwhile would see half a repair).
-			lock, err := gitsync.Acquire(ctx, gitDir, 30*time.Second)
-			if err != nil {
-				return rep, fmt.Errorf("fix links in %s: %w", filepath.Join(home, note.PortableDir), err)
-			}
-			defer lock.Release()
+		unlock, err := lockMemory(ctx, home)
+		if err != nil {
+			return rep, err
 		}
+		defer unlock()
 	}
 	for _, l := range links {
-		p := filepath.Join(home, filepath.FromSlash(l.Path))
-		if l.Path == ConfigFile {
-			copied, err := unlinkConfig(home)
-			if err != nil {
-				return rep, err
-			}
-			rep.CopiedConfig = copied
-			rep.Removed = append(rep.Removed, l.String())
-			continue
-		}
-		if l.dir {
-			rep.Stranded = append(rep.Stranded, strandedNotes(p)...)
-		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return rep, fmt.Errorf("remove link %s: %w", p, err)
-		}
-		rep.Removed = append(rep.Removed, l.String())
-		if l.dir {
-			perm := os.FileMode(0o755)
-			if strings.HasPrefix(l.Path, stateDir) {
-				perm = 0o700 // as logfile.PrivateDir makes it
-			}
-			if err := os.Mkdir(p, perm); err != nil && !errors.Is(err, fs.ErrExist) {
-				return rep, fmt.Errorf("recreate directory %s: %w", p, err)
-			}
-			rep.Recreated = append(rep.Recreated, l.Path)
+		if err := fixLink(home, l, &rep); err != nil {
+			return rep, err
 		}
 	}
 	return rep, nil
+}
+
+// lockMemory takes memory/'s sync lock, when it is a repository: only
+// the lock holder changes memory/ (a sync checking out meanwhile would
+// see half a repair).
+func lockMemory(ctx context.Context, home string) (unlock func(), err error) {
+	gitDir := filepath.Join(home, note.PortableDir, ".git")
+	if fi, err := os.Lstat(gitDir); err != nil || !fi.IsDir() {
+		return func() {}, nil
+	}
+	lock, err := gitsync.Acquire(ctx, gitDir, 30*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("fix links in %s: %w", filepath.Join(home, note.PortableDir), err)
+	}
+	return func() { lock.Release() }, nil
+}
+
+// fixLink removes one link (config.json's becomes a copy of its
+// content), listing the notes a directory link's target holds, and
+// recreates a directory anamnesis writes into as a real one.
+func fixLink(home string, l StoreLink, rep *LinkFixReport) error {
+	p := filepath.Join(home, filepath.FromSlash(l.Path))
+	if l.Path == ConfigFile {
+		copied, err := unlinkConfig(home)
+		if err != nil {
+			return err
+		}
+		rep.CopiedConfig = copied
+		rep.Removed = append(rep.Removed, l.String())
+		return nil
+	}
+	if l.dir {
+		rep.Stranded = append(rep.Stranded, strandedNotes(p)...)
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove link %s: %w", p, err)
+	}
+	rep.Removed = append(rep.Removed, l.String())
+	if !l.dir {
+		return nil
+	}
+	perm := os.FileMode(0o755)
+	if strings.HasPrefix(l.Path, stateDir) {
+		perm = 0o700 // as logfile.PrivateDir makes it
+	}
+	if err := os.Mkdir(p, perm); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("recreate directory %s: %w", p, err)
+	}
+	rep.Recreated = append(rep.Recreated, l.Path)
+	return nil
 }
 
 // strandedNotes lists the note files in what the directory link at p

@@ -151,64 +151,91 @@ func (s *Store) ImportNative(ctx context.Context, opts NativeOptions) (NativeRep
 		return rep, err
 	}
 	imp := nativeImport{s: s, rep: &rep, st: st, claimed: map[string]string{}, seen: map[string]bool{}}
-	total := 0
 	for _, d := range dirs {
-		total += len(d.Files)
+		imp.total += len(d.Files)
 	}
 	rep.Dirs = len(dirs)
 	for _, d := range dirs {
-		project := d.Key
-		switch {
-		case d.Custom:
-			project = nativeCustomProj
-		case d.Cwd != "":
-			project = projectKey(d.Cwd)
-		}
-		if slices.Contains(s.config.NativeImportSkip, project) {
-			// Opted out: its files are not read, and what an earlier
-			// import took from it is removed below (not seen this run).
-			if !slices.Contains(rep.SkippedProjects, project) {
-				rep.SkippedProjects = append(rep.SkippedProjects, project)
-			}
-			continue
-		}
-		for _, f := range d.Files {
-			if err := ctx.Err(); err != nil {
-				return rep, err
-			}
-			if total >= 200 {
-				s.progress("native import", rep.Files, total)
-			}
-			rep.Files++
-			if err := imp.file(ctx, d.Path, f, project); err != nil {
-				return rep, err
-			}
-		}
-	}
-	scanned := map[string]bool{}
-	for _, d := range dirs {
-		scanned[filepath.Clean(d.Path)] = true
-	}
-	gone := make([]string, 0)
-	for path, e := range st.Files {
-		if !imp.seen[path] && scanned[filepath.Clean(e.Dir)] {
-			gone = append(gone, path)
-		}
-	}
-	sort.Strings(gone)
-	for _, path := range gone {
-		if err := imp.remove(ctx, st.Files[path].ID); err != nil {
+		if err := imp.dir(ctx, d, nativeProject(d, projectKey)); err != nil {
 			return rep, err
 		}
-		delete(st.Files, path)
 	}
-	if total >= 200 {
+	if err := imp.removeGone(ctx, dirs); err != nil {
+		return rep, err
+	}
+	if imp.total >= nativeProgressFiles {
 		s.progress("", 0, 0)
 	}
 	if err := imp.finish(ctx); err != nil {
 		return rep, err
 	}
 	return rep, s.saveNativeState(st)
+}
+
+// nativeProgressFiles is how many memory files an import must read
+// before it shows progress.
+const nativeProgressFiles = 200
+
+// nativeProject is the project a memory directory's notes belong to: the
+// custom autoMemoryDirectory's own, else the key of its transcripts'
+// cwd, else its directory name.
+func nativeProject(d nativemem.Dir, projectKey func(cwd string) string) string {
+	switch {
+	case d.Custom:
+		return nativeCustomProj
+	case d.Cwd != "":
+		return projectKey(d.Cwd)
+	}
+	return d.Key
+}
+
+// dir imports the memory files of one directory, unless the user opted
+// its project out: its files are not read then, and what an earlier
+// import took from it is removed (removeGone: not seen this run).
+func (imp *nativeImport) dir(ctx context.Context, d nativemem.Dir, project string) error {
+	rep := imp.rep
+	if slices.Contains(imp.s.config.NativeImportSkip, project) {
+		if !slices.Contains(rep.SkippedProjects, project) {
+			rep.SkippedProjects = append(rep.SkippedProjects, project)
+		}
+		return nil
+	}
+	for _, f := range d.Files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if imp.total >= nativeProgressFiles {
+			imp.s.progress("native import", rep.Files, imp.total)
+		}
+		rep.Files++
+		if err := imp.file(ctx, d.Path, f, project); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeGone removes the notes of files gone from a directory this run
+// scanned (a directory not found at all keeps its notes).
+func (imp *nativeImport) removeGone(ctx context.Context, dirs []nativemem.Dir) error {
+	scanned := map[string]bool{}
+	for _, d := range dirs {
+		scanned[filepath.Clean(d.Path)] = true
+	}
+	gone := make([]string, 0)
+	for path, e := range imp.st.Files {
+		if !imp.seen[path] && scanned[filepath.Clean(e.Dir)] {
+			gone = append(gone, path)
+		}
+	}
+	sort.Strings(gone)
+	for _, path := range gone {
+		if err := imp.remove(ctx, imp.st.Files[path].ID); err != nil {
+			return err
+		}
+		delete(imp.st.Files, path)
+	}
+	return nil
 }
 
 // nativeImport is one ImportNative run's work in progress.
@@ -218,6 +245,7 @@ type nativeImport struct {
 	st      *nativeState
 	claimed map[string]string // note id -> source path, this run
 	seen    map[string]bool   // source paths found
+	total   int               // memory files in the directories found
 	changes []index.Change
 	rels    []string // memory/ paths written or removed
 }

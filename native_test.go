@@ -439,7 +439,7 @@ func TestExportNative(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustSync(t, a, b)
-	memDir := filepath.Join(cfgB, "projects", claudeProjectSlug(laptopDir), "memory")
+	memDir := filepath.Join(cfgB, "projects", nativemem.ProjectSlug(laptopDir), "memory")
 	os.MkdirAll(memDir, 0o755)
 	claudes := "- [Mine](mine.md): Claude's own\n"
 	os.WriteFile(filepath.Join(memDir, "MEMORY.md"), []byte(claudes), 0o644)
@@ -454,7 +454,7 @@ func TestExportNative(t *testing.T) {
 		t.Fatalf("export: %+v %v", rep, err)
 	}
 	index, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md"))
-	if !strings.HasPrefix(string(index), claudes) || !strings.Contains(string(index), exportBegin) || strings.Count(string(index), "(from desk)") != 2 {
+	if !strings.HasPrefix(string(index), claudes) || !strings.Contains(string(index), "<!-- anamnesis: memories from your other machines") || strings.Count(string(index), "(from desk)") != 2 {
 		t.Errorf("MEMORY.md:\n%s", index)
 	}
 	data, _ := os.ReadFile(rep.Written[0])
@@ -479,8 +479,8 @@ func TestExportNative(t *testing.T) {
 	if rep, err := b.ExportNative(ctx, opts); err != nil || len(rep.LeftOut) != 1 || rep.Exported != 0 {
 		t.Errorf("at the limit: %+v %v", rep, err)
 	}
-	if data, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md")); countLines(string(data)) > memoryIndexMaxLines {
-		t.Errorf("MEMORY.md over %d lines", memoryIndexMaxLines)
+	if data, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md")); strings.Count(string(data), "\n") > nativemem.IndexMaxLines {
+		t.Errorf("MEMORY.md over %d lines", nativemem.IndexMaxLines)
 	}
 	// An export's file replaced by a link to a file elsewhere, even one
 	// that reads as an export, is not ours: kept, never rewritten (nor

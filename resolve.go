@@ -127,33 +127,9 @@ func (s *Store) Resolve(ctx context.Context, id string, r Resolution) (ResolveRe
 // resolveCopies keeps one version of original (or the merged text) under
 // original's id and deletes the copies, in one commit.
 func (s *Store) resolveCopies(ctx context.Context, original string, copies []string, r Resolution) (ResolveReport, error) {
-	keep := r.Keep
-	if keep == "" {
-		if r.Body == nil {
-			return ResolveReport{}, invalidf("say which version of %s to keep (one of %s, %s) or give the merged text", original, original, strings.Join(copies, ", "))
-		}
-		keep = original
-	}
-	if keep != original && !slices.Contains(copies, keep) {
-		return ResolveReport{}, invalidf("keep: %s is not %s or one of its conflict copies (%s)", keep, original, strings.Join(copies, ", "))
-	}
-	n, path, err := s.Get(ctx, original)
+	n, path, err := s.resolvedVersion(ctx, original, copies, r)
 	if err != nil {
-		return ResolveReport{}, fmt.Errorf("read %s: %w", original, err)
-	}
-	if keep != original {
-		k, _, err := s.Get(ctx, keep)
-		if err != nil {
-			return ResolveReport{}, fmt.Errorf("read %s: %w", keep, err)
-		}
-		n.Title, n.Body, n.Tags = k.Title, k.Body, k.Tags
-	}
-	if r.Body != nil {
-		n.Body = *r.Body
-	}
-	n.UpdatedAt = note.Now(s.now())
-	if err := n.Validate(); err != nil {
-		return ResolveReport{}, invalidError{err}
+		return ResolveReport{}, err
 	}
 	rep := ResolveReport{Kept: original, Path: path, Removed: []string{}, Superseded: []string{}}
 	var changes []index.Change
@@ -185,6 +161,41 @@ func (s *Store) resolveCopies(ctx context.Context, original string, copies []str
 	}
 	what := fmt.Sprintf("resolve conflict over %s %s: %s", n.ID, n.Title, "kept the merged or chosen version, removed conflict copies "+strings.Join(rep.Removed, ", "))
 	return rep, s.applyAndCommit(ctx, changes, rels, scope == note.ScopePortable, what)
+}
+
+// resolvedVersion is original as resolved: the version r keeps (original
+// or one of its copies), its body replaced by r's merged text when
+// given, stamped now.
+func (s *Store) resolvedVersion(ctx context.Context, original string, copies []string, r Resolution) (*note.Note, string, error) {
+	keep := r.Keep
+	if keep == "" {
+		if r.Body == nil {
+			return nil, "", invalidf("say which version of %s to keep (one of %s, %s) or give the merged text", original, original, strings.Join(copies, ", "))
+		}
+		keep = original
+	}
+	if keep != original && !slices.Contains(copies, keep) {
+		return nil, "", invalidf("keep: %s is not %s or one of its conflict copies (%s)", keep, original, strings.Join(copies, ", "))
+	}
+	n, path, err := s.Get(ctx, original)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", original, err)
+	}
+	if keep != original {
+		k, _, err := s.Get(ctx, keep)
+		if err != nil {
+			return nil, "", fmt.Errorf("read %s: %w", keep, err)
+		}
+		n.Title, n.Body, n.Tags = k.Title, k.Body, k.Tags
+	}
+	if r.Body != nil {
+		n.Body = *r.Body
+	}
+	n.UpdatedAt = note.Now(s.now())
+	if err := n.Validate(); err != nil {
+		return nil, "", invalidError{err}
+	}
+	return n, path, nil
 }
 
 // resolveFork makes the kept successor supersede the others.
@@ -244,11 +255,9 @@ func (s *Store) applyAndCommit(ctx context.Context, changes []index.Change, rels
 // order.
 func (s *Store) pairConflicts(ctx context.Context, hits []index.Hit) ([]index.Hit, error) {
 	var ids []string
-	have := map[string]bool{}
 	copyOf := false
 	for _, h := range hits {
 		ids = append(ids, h.ID)
-		have[h.ID] = true
 		copyOf = copyOf || h.ConflictOf != ""
 	}
 	copies, err := guarded(ctx, s, func() (map[string][]string, error) { return s.idx().ConflictCopiesOf(ctx, ids) })
@@ -258,57 +267,74 @@ func (s *Store) pairConflicts(ctx context.Context, hits []index.Hit) ([]index.Hi
 	if len(copies) == 0 && !copyOf {
 		return hits, nil
 	}
-	byID := map[string]index.Hit{}
+	p := pairing{ctx: ctx, s: s, byID: map[string]index.Hit{}, done: map[string]bool{}, out: make([]index.Hit, 0, len(hits))}
 	for _, h := range hits {
-		byID[h.ID] = h
-	}
-	get := func(id string) (index.Hit, bool) {
-		if h, ok := byID[id]; ok {
-			return h, true
-		}
-		h, err := guarded(ctx, s, func() (index.Hit, error) { return s.idx().Get(ctx, id) })
-		if err != nil {
-			return index.Hit{}, false // gone since: nothing to pair
-		}
-		byID[id] = h
-		return h, true
-	}
-	out := make([]index.Hit, 0, len(hits))
-	done := map[string]bool{}
-	emit := func(original index.Hit) {
-		if done[original.ID] {
-			return
-		}
-		done[original.ID] = true
-		out = append(out, original)
-		more, err := guarded(ctx, s, func() (map[string][]string, error) {
-			return s.idx().ConflictCopiesOf(ctx, []string{original.ID})
-		})
-		if err != nil {
-			return
-		}
-		for _, c := range more[original.ID] {
-			if h, ok := get(c); ok && !done[c] {
-				done[c] = true
-				out = append(out, h)
-			}
-		}
+		p.byID[h.ID] = h
 	}
 	for _, h := range hits {
 		if h.ConflictOf != "" {
-			if o, ok := get(h.ConflictOf); ok {
-				emit(o)
+			if o, ok := p.get(h.ConflictOf); ok {
+				p.withCopies(o)
 				continue
 			}
 		}
-		if !done[h.ID] {
-			if len(copies[h.ID]) > 0 {
-				emit(h)
-			} else {
-				done[h.ID] = true
-				out = append(out, h)
-			}
+		switch {
+		case p.done[h.ID]:
+		case len(copies[h.ID]) > 0:
+			p.withCopies(h)
+		default:
+			p.add(h)
 		}
 	}
-	return out, nil
+	return p.out, nil
+}
+
+// pairing is one pairConflicts under way: the hits known by id, and the
+// result so far.
+type pairing struct {
+	ctx  context.Context
+	s    *Store
+	byID map[string]index.Hit
+	done map[string]bool // ids in out
+	out  []index.Hit
+}
+
+// get is note id, from the hits or else the index (ok is false when it
+// is gone since: nothing to pair).
+func (p *pairing) get(id string) (index.Hit, bool) {
+	if h, ok := p.byID[id]; ok {
+		return h, true
+	}
+	h, err := guarded(p.ctx, p.s, func() (index.Hit, error) { return p.s.idx().Get(p.ctx, id) })
+	if err != nil {
+		return index.Hit{}, false
+	}
+	p.byID[id] = h
+	return h, true
+}
+
+// add puts h in the result.
+func (p *pairing) add(h index.Hit) {
+	p.done[h.ID] = true
+	p.out = append(p.out, h)
+}
+
+// withCopies puts original in the result (once), followed by its
+// conflict copies.
+func (p *pairing) withCopies(original index.Hit) {
+	if p.done[original.ID] {
+		return
+	}
+	p.add(original)
+	more, err := guarded(p.ctx, p.s, func() (map[string][]string, error) {
+		return p.s.idx().ConflictCopiesOf(p.ctx, []string{original.ID})
+	})
+	if err != nil {
+		return
+	}
+	for _, c := range more[original.ID] {
+		if h, ok := p.get(c); ok && !p.done[c] {
+			p.add(h)
+		}
+	}
 }

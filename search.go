@@ -187,6 +187,15 @@ func (s *Store) Superseded(ctx context.Context) (map[string]bool, error) {
 	return out, nil
 }
 
+// SupersededBy returns, for each of ids some note supersedes, the notes
+// that supersede it.
+func (s *Store) SupersededBy(ctx context.Context, ids []string) (map[string][]string, error) {
+	return guarded(ctx, s, func() (map[string][]string, error) { return s.idx().SupersededBy(ctx, ids) })
+}
+
+// Cursor is a note's place in List's order (Filter.Before).
+type Cursor = index.Cursor
+
 // SearchPaths reports how this Store's searches were answered so far
 // (by our postings or one of FTS5's rankings), for the benchmark.
 func (s *Store) SearchPaths() index.PathCounts { return s.idx().Paths() }

@@ -15,7 +15,8 @@ import (
 // supersedes ("Widget deploys with Fly.io", later "Widget deploys with
 // Render") leaves two live notes whose titles share most of their words.
 const (
-	// SameFactSimilarity is the title similarity (TitleSimilarity) at
+	// SameFactSimilarity is the title similarity (the Dice coefficient of the
+	// titles' content words, titleWords) at
 	// which two live durable notes of one project are marked as looking
 	// like two versions of one fact. The two Widget titles above score
 	// 0.57. Two content words must be shared too (sameFact).
@@ -50,12 +51,6 @@ func titleWords(title string) map[string]bool {
 		out[w] = true
 	}
 	return out
-}
-
-// TitleSimilarity is the Dice coefficient of two titles' content words
-// (titleWords): 1 for the same words, 0 for none shared.
-func TitleSimilarity(a, b string) float64 {
-	return dice(titleWords(a), titleWords(b))
 }
 
 func dice(a, b map[string]bool) float64 {

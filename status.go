@@ -114,33 +114,49 @@ func (s *Store) Status(ctx context.Context) (Status, error) {
 	if out.Vectors, err = s.Vectors(ctx); err != nil {
 		return Status{}, err
 	}
-	if s.hasRepo() {
-		r, err := s.repo(ctx)
-		if err != nil {
-			return Status{}, err
-		}
-		head, err := r.Head()
-		if err != nil {
-			return Status{}, err
-		}
-		if !head.IsZero() {
-			out.Sync.Head = head.String()
-		}
-		if out.Sync.Dirty, err = r.Dirty(); err != nil {
-			return Status{}, err
-		}
+	if err := s.repoState(ctx, &out.Sync); err != nil {
+		return Status{}, err
 	}
 	out.Sync.Tailnet = s.tailnetSummary(ctx).Text
+	if out.Consolidation, err = s.consolidationStatus(); err != nil {
+		return Status{}, err
+	}
+	return out, nil
+}
+
+// repoState fills in memory/'s head and whether its work tree has
+// changes to commit (nothing before it is a repository).
+func (s *Store) repoState(ctx context.Context, sync *SyncStatus) error {
+	if !s.hasRepo() {
+		return nil
+	}
+	r, err := s.repo(ctx)
+	if err != nil {
+		return err
+	}
+	head, err := r.Head()
+	if err != nil {
+		return err
+	}
+	if !head.IsZero() {
+		sync.Head = head.String()
+	}
+	sync.Dirty, err = r.Dirty()
+	return err
+}
+
+// consolidationStatus is today's use of the consolidation budget and the
+// number of proposals pending review.
+func (s *Store) consolidationStatus() (ConsolidationStatus, error) {
 	today, err := (&consolidate.Budget{Path: s.ConsolidateBudgetPath(), Now: s.now}).Today()
 	if err != nil {
-		return Status{}, err
+		return ConsolidationStatus{}, err
 	}
 	pending, err := s.PendingProposals()
 	if err != nil {
-		return Status{}, err
+		return ConsolidationStatus{}, err
 	}
-	out.Consolidation = ConsolidationStatus{Today: today, Pending: len(pending)}
-	return out, nil
+	return ConsolidationStatus{Today: today, Pending: len(pending)}, nil
 }
 
 // TailscaleSocket is tailscaled's socket for this store: the option
@@ -159,4 +175,49 @@ func skippedFiles(bad []index.File) []SkippedFile {
 		out = append(out, SkippedFile{Path: f.Path, Error: f.Error})
 	}
 	return out
+}
+
+// IndexState is the index part of Status: its file, note count, last
+// indexed commit and the files it could not index, without the cost of a
+// full Status (which also asks git whether memory/ is dirty: 56 ms at
+// 10,000 notes).
+func (s *Store) IndexState(ctx context.Context) (IndexStatus, error) {
+	var out IndexStatus
+	err := s.guard(ctx, func() error {
+		n, err := s.idx().Count(ctx, index.Filter{})
+		if err != nil {
+			return err
+		}
+		last, err := s.lastIndexedCommit(ctx)
+		if err != nil {
+			return err
+		}
+		bad, err := s.idx().BadFiles(ctx)
+		if err != nil {
+			return err
+		}
+		out = IndexStatus{Path: s.idx().Path(), Notes: n, LastIndexedCommit: last, Skipped: skippedFiles(bad)}
+		return nil
+	})
+	return out, err
+}
+
+// MachineID is the machine this store stamps new notes with.
+func (s *Store) MachineID() string { return s.machineID }
+
+// Head is the commit memory/'s main points at, "" before the first commit
+// or without a repository: a cheap key for what is derived from history.
+func (s *Store) Head(ctx context.Context) (string, error) {
+	if !s.hasRepo() {
+		return "", nil
+	}
+	r, err := s.repo(ctx)
+	if err != nil {
+		return "", err
+	}
+	h, err := r.Head()
+	if err != nil || h.IsZero() {
+		return "", err
+	}
+	return h.String(), nil
 }

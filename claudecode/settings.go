@@ -47,18 +47,6 @@ func Hooks() []HookSpec {
 	}
 }
 
-// PluginHooks are the hooks of the plugin's hooks/hooks.json: init's
-// hooks, and a PreToolUse hook allowing the plugin's read-only tools
-// (PreToolUse says why), matched by exact name so no other tool call
-// starts a process.
-func PluginHooks() []HookSpec {
-	var names []string
-	for _, t := range ReadOnlyTools() {
-		names = append(names, PluginToolPrefix+t)
-	}
-	return append(Hooks(), HookSpec{"PreToolUse", strings.Join(names, "|"), "pre-tool-use", 10})
-}
-
 // ourGroups are the hook groups init installs, by event.
 func ourGroups(form HookForm, binary, storeHome string) []kv {
 	var out []kv

@@ -93,12 +93,6 @@ type block struct {
 	Input json.RawMessage `json:"input"`
 }
 
-// ParseTranscript is ReadTranscript with no deadline, for callers with
-// no context to give (tests, the fuzz target).
-func ParseTranscript(path string) (Session, error) {
-	return ReadTranscript(context.Background(), path)
-}
-
 // ReadTranscript reads a transcript JSONL file, at most
 // MaxTranscriptBytes of it (the start and the end of a longer one). It
 // never fails on content: broken lines, unknown record types, meta lines,

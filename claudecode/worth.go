@@ -51,7 +51,7 @@ func WorthKeeping(s Session) (bool, string) {
 }
 
 // exchange is the session's prompts and the assistant's replies; a
-// Session not from ParseTranscript may have only FirstPrompt and
+// Session not from ReadTranscript may have only FirstPrompt and
 // LastOutcome.
 func (s *Session) exchange() (prompts, replies []string) {
 	prompts, replies = s.Prompts, s.Replies

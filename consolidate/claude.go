@@ -122,6 +122,5 @@ func (c Claude) Complete(ctx context.Context, req Request) (Reply, error) {
 // firstLineOf is s's first line, clipped (textfmt.Clip) to 200 runes for
 // an error message.
 func firstLineOf(s string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return textfmt.Clip(line, 200)
+	return textfmt.Clip(textfmt.FirstLine(s), 200)
 }

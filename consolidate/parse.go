@@ -115,24 +115,13 @@ func ParseMerge(text string, valid map[string]bool) ([]Group, error) {
 		if len(g.SupersededIDs) == 0 {
 			return nil, fmt.Errorf("merge reply: group %d supersedes nothing", i+1)
 		}
-		switch g.Action {
-		case "keep":
-			if g.KeeperID == "" {
-				return nil, fmt.Errorf("merge reply: group %d keeps no note", i+1)
-			}
+		if err := checkAction(i, g); err != nil {
+			return nil, err
+		}
+		if g.Action == "keep" {
 			if err := use(i, g.KeeperID); err != nil {
 				return nil, err
 			}
-		case "synthesize":
-			g.Title, g.Body = strings.TrimSpace(g.Title), strings.TrimSpace(g.Body)
-			if g.Type != note.TypeSemantic && g.Type != note.TypeProcedural {
-				return nil, fmt.Errorf("merge reply: group %d has type %q", i+1, g.Type)
-			}
-			if g.Title == "" || g.Body == "" {
-				return nil, fmt.Errorf("merge reply: group %d has an empty title or body", i+1)
-			}
-		default:
-			return nil, fmt.Errorf("merge reply: group %d has action %q (want keep or synthesize)", i+1, g.Action)
 		}
 		for _, id := range g.SupersededIDs {
 			if err := use(i, id); err != nil {
@@ -141,4 +130,26 @@ func ParseMerge(text string, valid map[string]bool) ([]Group, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkAction checks group i's action and what it needs: a keeper to
+// keep, or a type, title and body (trimmed here) to synthesize.
+func checkAction(i int, g *Group) error {
+	switch g.Action {
+	case "keep":
+		if g.KeeperID == "" {
+			return fmt.Errorf("merge reply: group %d keeps no note", i+1)
+		}
+	case "synthesize":
+		g.Title, g.Body = strings.TrimSpace(g.Title), strings.TrimSpace(g.Body)
+		if g.Type != note.TypeSemantic && g.Type != note.TypeProcedural {
+			return fmt.Errorf("merge reply: group %d has type %q", i+1, g.Type)
+		}
+		if g.Title == "" || g.Body == "" {
+			return fmt.Errorf("merge reply: group %d has an empty title or body", i+1)
+		}
+	default:
+		return fmt.Errorf("merge reply: group %d has action %q (want keep or synthesize)", i+1, g.Action)
+	}
+	return nil
 }

@@ -130,3 +130,46 @@ func TestTranscriptCwdLongLine(t *testing.T) {
 		t.Errorf("cwd %q %v", cwd, err)
 	}
 }
+
+// WriteExport writes a topic file per memory and a marked section of
+// MEMORY.md after Claude's lines, with a description clipped at a word;
+// exporting again without a memory removes its file and line, and an
+// empty export leaves Claude's lines alone.
+func TestWriteExport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "memory")
+	long := strings.Repeat("word ", 40) + "\nsecond line"
+	mems := []Export{
+		{ID: "01HZZZZZZZZZZZZZZZZZAAAAAA", Title: "Run [tests]", Body: long, Type: "feedback", MachineID: "desk"},
+		{ID: "01HZZZZZZZZZZZZZZZZZBBBBBB", Title: "Quiet logs", Body: "Keep logs at warn.", Type: "project", MachineID: "desk"},
+	}
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, IndexFile), []byte("- [Mine](mine.md): Claude's own"), 0o644)
+	res, err := WriteExport(dir, mems, false)
+	if err != nil || len(res.Written) != 2 || res.Exported != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	m, err := ParseFile(res.Written[0])
+	if err != nil || m.Exported != mems[0].ID || m.Type != "feedback" || m.Name != "Run [tests]" {
+		t.Fatalf("topic file: %+v %v", m, err)
+	}
+	if n := len([]rune(m.Description)); n > descriptionRunes || !strings.HasSuffix(m.Description, "word…") {
+		t.Errorf("description of %d runes: %q", n, m.Description)
+	}
+	index, _ := os.ReadFile(filepath.Join(dir, IndexFile))
+	if !strings.HasPrefix(string(index), "- [Mine](mine.md): Claude's own\n"+exportBegin+"\n- [Run (tests)](") || !strings.HasSuffix(string(index), exportEnd+"\n") {
+		t.Errorf("MEMORY.md:\n%s", index)
+	}
+	res, err = WriteExport(dir, mems[1:], false)
+	if err != nil || len(res.Removed) != 1 || !strings.Contains(res.Removed[0], "run_tests") {
+		t.Fatalf("second export: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, exportFileName(mems[0]))); err == nil {
+		t.Error("the gone memory's file stayed")
+	}
+	if _, err := WriteExport(dir, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if index, _ := os.ReadFile(filepath.Join(dir, IndexFile)); string(index) != "- [Mine](mine.md): Claude's own\n" {
+		t.Errorf("MEMORY.md after an empty export: %q", index)
+	}
+}

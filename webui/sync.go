@@ -177,7 +177,7 @@ func (s *Server) syncNow(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	rep, err := s.st.Sync(ctx, anamnesis.SyncOptions{})
 	if err != nil {
-		err = errors.New(firstLine(err.Error()))
+		err = errors.New(textfmt.FirstLine(err.Error()))
 	}
 	s.forgetFacets()
 	s.syncMu.Lock()

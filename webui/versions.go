@@ -14,6 +14,7 @@ import (
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/gitsync"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
@@ -250,7 +251,7 @@ func (v *versionIndex) addCommit(c gitsync.Commit, gen int32, trees *gitsync.Tre
 	idx := int32(len(v.data.Commits))
 	_, zone := c.Time.Zone()
 	v.data.Commits = append(v.data.Commits, commitRec{Hash: c.Hash, Unix: c.Time.Unix(), Zone: int32(zone),
-		Machine: c.Machine, Subject: firstLine(c.Message), Merge: len(c.Parents) > 1, Gen: gen})
+		Machine: c.Machine, Subject: textfmt.FirstLine(c.Message), Merge: len(c.Parents) > 1, Gen: gen})
 	v.seen[c.Hash] = idx
 	var parents []gitsync.Hash // their root trees
 	for _, ph := range c.Parents {
@@ -364,11 +365,6 @@ func (v *versionIndex) version(rel string, c changeRec) (anamnesis.Version, erro
 func (v *versionIndex) blob(h gitsync.Hash) (string, error) {
 	data, err := v.repo.ReadBlob(h, 4<<20)
 	return string(data), err
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // machines is the fleet's history side: each machine's commits, newest

@@ -84,77 +84,112 @@ func complete(app *cli.App, words []string) []string {
 		words = []string{""}
 	}
 	cur, done := words[len(words)-1], words[:len(words)-1]
-	var cmd *cli.Command
-	cmds := app.Commands
-	flags := app.Flags
-	var args []string
-	for i := 0; i < len(done); i++ {
-		w := done[i]
-		if strings.HasPrefix(w, "-") {
-			name, hasValue := flagName(w)
-			if f := findFlag(flags, name); f != nil && !hasValue && takesValue(f) {
-				i++ // its value
-			}
-			continue
-		}
-		if c := findCommand(cmds, w); c != nil && len(args) == 0 {
-			cmd, cmds, flags = c, c.Subcommands, c.Flags
-			continue
-		}
-		args = append(args, w)
-	}
-	if len(done) > 0 {
-		if prev := done[len(done)-1]; strings.HasPrefix(prev, "-") {
-			if name, hasValue := flagName(prev); !hasValue {
-				if f := findFlag(flags, name); f != nil && takesValue(f) {
-					return nil // a flag's value: nothing to offer
-				}
-			}
-		}
+	at := walkWords(app, done)
+	if awaitsValue(at.flags, done) {
+		return nil // a flag's value: nothing to offer
 	}
 	var out []string
-	add := func(s string) {
+	for _, s := range candidates(app, at, strings.HasPrefix(cur, "-")) {
 		if strings.HasPrefix(s, cur) {
 			out = append(out, s)
 		}
 	}
+	sort.Strings(out)
+	return dedupe(out)
+}
+
+// wordsAt is where the complete words of a command line lead: the
+// (sub)command they name, its subcommands and flags, and the arguments
+// given to it so far.
+type wordsAt struct {
+	cmd   *cli.Command // nil: the app itself
+	cmds  []*cli.Command
+	flags []cli.Flag
+	args  []string
+}
+
+// walkWords follows done through the app's commands, skipping flags and
+// the values of flags that take one.
+func walkWords(app *cli.App, done []string) wordsAt {
+	at := wordsAt{cmds: app.Commands, flags: app.Flags}
+	for i := 0; i < len(done); i++ {
+		w := done[i]
+		if strings.HasPrefix(w, "-") {
+			name, hasValue := flagName(w)
+			if f := findFlag(at.flags, name); f != nil && !hasValue && takesValue(f) {
+				i++ // its value
+			}
+			continue
+		}
+		if c := findCommand(at.cmds, w); c != nil && len(at.args) == 0 {
+			at.cmd, at.cmds, at.flags = c, c.Subcommands, c.Flags
+			continue
+		}
+		at.args = append(at.args, w)
+	}
+	return at
+}
+
+// awaitsValue reports whether the last complete word is a flag whose
+// value comes next.
+func awaitsValue(flags []cli.Flag, done []string) bool {
+	if len(done) == 0 || !strings.HasPrefix(done[len(done)-1], "-") {
+		return false
+	}
+	name, hasValue := flagName(done[len(done)-1])
+	f := findFlag(flags, name)
+	return !hasValue && f != nil && takesValue(f)
+}
+
+// candidates is everything that may come next at at: the flags when the
+// word being typed is one, else the command's subcommands or its first
+// argument's values.
+func candidates(app *cli.App, at wordsAt, flag bool) []string {
+	var out []string
 	switch {
-	case strings.HasPrefix(cur, "-"):
-		for _, f := range flags {
-			for _, n := range f.Names() {
-				if len(n) == 1 {
-					add("-" + n)
-				} else {
-					add("--" + n)
-				}
-			}
-		}
-		add("--help") // urfave/cli adds it to every command when the app runs
-	case len(args) > 0:
+	case flag:
+		out = flagNames(at.flags)
+	case len(at.args) > 0:
 		// past the command's first argument: nothing more to offer
-	case cmd != nil && cmd.Name == "hook":
-		for _, h := range append(claudecode.Events(), githooks.Names()...) {
-			add(h)
-		}
-	case cmd != nil && cmd.Name == "help":
-		for _, c := range app.Commands {
-			if !c.Hidden {
-				add(c.Name)
-			}
-		}
-	case cmd != nil && cmd.Name == "completion":
+	case at.cmd != nil && at.cmd.Name == "hook":
+		out = append(claudecode.Events(), githooks.Names()...)
+	case at.cmd != nil && at.cmd.Name == "help":
+		out = commandNames(app.Commands)
+	case at.cmd != nil && at.cmd.Name == "completion":
 		for sh := range completionScripts {
-			add(sh)
+			out = append(out, sh)
 		}
 	default:
-		for _, c := range cmds {
-			if !c.Hidden {
-				add(c.Name)
+		out = commandNames(at.cmds)
+	}
+	return out
+}
+
+// flagNames are flags' names as typed: -x, --name, and --help, which
+// urfave/cli adds to every command when the app runs.
+func flagNames(flags []cli.Flag) []string {
+	out := []string{"--help"}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) == 1 {
+				out = append(out, "-"+n)
+			} else {
+				out = append(out, "--"+n)
 			}
 		}
 	}
-	sort.Strings(out)
-	return dedupe(out)
+	return out
+}
+
+// commandNames are the names of the commands that are not hidden.
+func commandNames(cmds []*cli.Command) []string {
+	var out []string
+	for _, c := range cmds {
+		if !c.Hidden {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 func dedupe(s []string) []string {

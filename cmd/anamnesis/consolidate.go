@@ -57,118 +57,176 @@ func consolidateLimits(c *cli.Context) consolidate.Limits {
 		DayUSD: c.Float64("max-usd-day"), CallBudget: c.Float64("max-usd-call")}
 }
 
+// consolidateRun is one `anamnesis consolidate`: its flags, the store,
+// and whether it syncs before and after (a remote, and no --no-sync).
+type consolidateRun struct {
+	c       *cli.Context
+	s       *anamnesis.Store
+	w       io.Writer
+	syncing bool
+}
+
 func runConsolidate(ctx context.Context, c *cli.Context, s *anamnesis.Store) error {
-	w := c.App.Writer
-	syncing := s.Remote() != "" && !c.Bool("no-sync")
-	sync := func() error {
-		if !syncing {
-			return nil
-		}
-		_, err := s.Sync(ctx, anamnesis.SyncOptions{})
-		return err
-	}
+	r := consolidateRun{c: c, s: s, w: c.App.Writer, syncing: s.Remote() != "" && !c.Bool("no-sync")}
 	switch {
 	case c.Bool("log"):
-		runs, err := s.ConsolidateLog(ctx, 5000)
-		if err != nil || c.Bool("json") {
-			return orJSON(w, c, runs, err)
-		}
-		if len(runs) == 0 {
-			fmt.Fprintln(w, "no consolidation runs")
-		}
-		for _, r := range runs {
-			state := ""
-			if r.UndoneBy != "" {
-				state = fmt.Sprintf(" (undone by %.12s)", r.UndoneBy)
-			}
-			fmt.Fprintf(w, "%.12s %s %s%s\n", r.Run, r.When, r.Model, state)
-			for _, ch := range r.Changes {
-				fmt.Fprintf(w, "  %s\n", ch)
-			}
-		}
-		return nil
+		return r.log(ctx)
 	case c.Bool("undo"):
-		if err := sync(); err != nil {
-			return fmt.Errorf("sync before the undo: %w", err)
-		}
-		head, err := s.UndoConsolidate(ctx, c.Args().First())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "undone in commit %.12s\n", head)
-		return sync()
+		return r.undo(ctx)
 	case c.String("accept") != "" || c.String("discard") != "":
-		id, accept := c.String("accept"), true
-		if id == "" {
-			id, accept = c.String("discard"), false
-		}
-		run, err := s.ReviewPending(ctx, id, accept)
-		if err != nil {
-			return err
-		}
-		if !accept {
-			fmt.Fprintf(w, "discarded %s\n", id)
-			return nil
-		}
-		fmt.Fprintf(w, "accepted %s: commit %.12s\n", id, run)
-		return sync()
+		return r.decide(ctx)
 	}
 	if c.Bool("review") && !c.Bool("apply") {
-		if pend, err := s.PendingProposals(); err != nil || len(pend) > 0 {
-			if err != nil || c.Bool("json") {
-				return orJSON(w, c, pend, err)
-			}
-			for _, p := range pend {
-				fmt.Fprintf(w, "%s  %s (by %s)\n", p.ID, anamnesis.DescribeProposal(p.Proposal), p.Model)
-			}
-			fmt.Fprintln(w, "accept with --accept ID, drop with --discard ID")
-			return nil
+		// --review with proposals pending lists them; with none it plans
+		// new ones.
+		if listed, err := r.listPending(); listed || err != nil {
+			return err
 		}
 	}
-	limits := consolidateLimits(c)
-	planner := &consolidate.Planner{Budget: &consolidate.Budget{Limits: limits, Path: s.ConsolidateBudgetPath(), Root: s.Home()}}
-	settings := consolidate.ResolveSettings(envOf(c).getenv, s.Config().Reflection())
+	return r.consolidate(ctx)
+}
+
+// sync syncs when the run syncs.
+func (r consolidateRun) sync(ctx context.Context) error {
+	if !r.syncing {
+		return nil
+	}
+	_, err := r.s.Sync(ctx, anamnesis.SyncOptions{})
+	return err
+}
+
+// log is --log: past runs, newest first, and what each changed.
+func (r consolidateRun) log(ctx context.Context) error {
+	runs, err := r.s.ConsolidateLog(ctx, 5000)
+	if err != nil || r.c.Bool("json") {
+		return orJSON(r.w, r.c, runs, err)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(r.w, "no consolidation runs")
+	}
+	for _, run := range runs {
+		state := ""
+		if run.UndoneBy != "" {
+			state = fmt.Sprintf(" (undone by %.12s)", run.UndoneBy)
+		}
+		fmt.Fprintf(r.w, "%.12s %s %s%s\n", run.Run, run.When, run.Model, state)
+		for _, ch := range run.Changes {
+			fmt.Fprintf(r.w, "  %s\n", ch)
+		}
+	}
+	return nil
+}
+
+// undo is --undo [RUN], between two syncs.
+func (r consolidateRun) undo(ctx context.Context) error {
+	if err := r.sync(ctx); err != nil {
+		return fmt.Errorf("sync before the undo: %w", err)
+	}
+	head, err := r.s.UndoConsolidate(ctx, r.c.Args().First())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.w, "undone in commit %.12s\n", head)
+	return r.sync(ctx)
+}
+
+// decide is --accept ID or --discard ID of a pending proposal.
+func (r consolidateRun) decide(ctx context.Context) error {
+	id, accept := r.c.String("accept"), true
+	if id == "" {
+		id, accept = r.c.String("discard"), false
+	}
+	run, err := r.s.ReviewPending(ctx, id, accept)
+	if err != nil {
+		return err
+	}
+	if !accept {
+		fmt.Fprintf(r.w, "discarded %s\n", id)
+		return nil
+	}
+	fmt.Fprintf(r.w, "accepted %s: commit %.12s\n", id, run)
+	return r.sync(ctx)
+}
+
+// listPending prints the proposals pending review; listed is false when
+// there are none.
+func (r consolidateRun) listPending() (listed bool, err error) {
+	pend, err := r.s.PendingProposals()
+	if err != nil || len(pend) == 0 {
+		return false, err
+	}
+	if r.c.Bool("json") {
+		return true, printJSON(r.w, pend)
+	}
+	for _, p := range pend {
+		fmt.Fprintf(r.w, "%s  %s (by %s)\n", p.ID, anamnesis.DescribeProposal(p.Proposal), p.Model)
+	}
+	fmt.Fprintln(r.w, "accept with --accept ID, drop with --discard ID")
+	return true, nil
+}
+
+// planner is the run's planner: the budget of --max-* and its state
+// file, and the model the settings name (modelErr when there is none:
+// the plan is then dedup only).
+func (r consolidateRun) planner() (planner *consolidate.Planner, modelErr error) {
+	limits := consolidateLimits(r.c)
+	planner = &consolidate.Planner{Budget: &consolidate.Budget{Limits: limits, Path: r.s.ConsolidateBudgetPath(), Root: r.s.Home()}}
+	settings := consolidate.ResolveSettings(envOf(r.c).getenv, r.s.Config().Reflection())
 	planner.MaxChars = settings.MaxTokens * 4
 	model, modelErr := consolidate.NewModel(settings, limits.CallBudget)
 	if modelErr == nil {
 		planner.Model = model
 	}
-	if c.Bool("apply") || c.Bool("review") {
+	return planner, modelErr
+}
+
+// consolidate plans, and with --apply or --review applies or keeps the
+// plan, between syncs.
+func (r consolidateRun) consolidate(ctx context.Context) error {
+	planner, modelErr := r.planner()
+	apply, review := r.c.Bool("apply"), r.c.Bool("review")
+	if apply || review {
 		// Another machine may have consolidated these notes already. A dry
 		// run plans from what is here and sends nothing.
-		if err := sync(); err != nil {
+		if err := r.sync(ctx); err != nil {
 			return fmt.Errorf("sync before consolidating (another machine may have done it): %w", err)
 		}
 	}
-	rep, err := s.Consolidate(ctx, anamnesis.ConsolidateOptions{Project: c.String("project"), Planner: planner,
-		Apply: c.Bool("apply"), Review: c.Bool("review"), NoGate: c.Bool("no-gate")})
+	rep, err := r.s.Consolidate(ctx, anamnesis.ConsolidateOptions{Project: r.c.String("project"), Planner: planner,
+		Apply: apply, Review: review, NoGate: r.c.Bool("no-gate")})
 	if err != nil {
 		return err
 	}
-	if rep.Run != "" && syncing {
-		if err := sync(); err != nil {
-			return fmt.Errorf("applied in commit %.12s, but the sync failed: %w; the next sync sends it", rep.Run, err)
-		}
-		// Another machine may have distilled the same notes meanwhile.
-		var ids []string
-		for _, p := range rep.Applied {
-			ids = append(ids, p.ID)
-		}
-		settled, err := s.SettleConsolidation(ctx, ids)
-		if err != nil {
+	if rep.Run != "" && r.syncing {
+		if err := r.share(ctx, rep); err != nil {
 			return err
 		}
-		if len(settled) > 0 {
-			if err := sync(); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.App.ErrWriter, "another machine consolidated the same notes at once; kept one version of %s (the other is in the history)\n", strings.Join(settled, ", "))
-		}
 	}
-	if c.Bool("json") {
-		return printJSON(w, rep)
+	if r.c.Bool("json") {
+		return printJSON(r.w, rep)
 	}
-	printConsolidation(w, rep, modelErr, c.Bool("apply"), c.Bool("review"))
+	printConsolidation(r.w, rep, modelErr, apply, review)
+	return nil
+}
+
+// share sends an applied run to the remote, then settles it against a
+// run another machine made of the same notes meanwhile.
+func (r consolidateRun) share(ctx context.Context, rep anamnesis.ConsolidateReport) error {
+	if err := r.sync(ctx); err != nil {
+		return fmt.Errorf("applied in commit %.12s, but the sync failed: %w; the next sync sends it", rep.Run, err)
+	}
+	var ids []string
+	for _, p := range rep.Applied {
+		ids = append(ids, p.ID)
+	}
+	settled, err := r.s.SettleConsolidation(ctx, ids)
+	if err != nil || len(settled) == 0 {
+		return err
+	}
+	if err := r.sync(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.c.App.ErrWriter, "another machine consolidated the same notes at once; kept one version of %s (the other is in the history)\n", strings.Join(settled, ", "))
 	return nil
 }
 
@@ -180,29 +238,39 @@ func orJSON(w io.Writer, c *cli.Context, v any, err error) error {
 }
 
 func printConsolidation(w io.Writer, rep anamnesis.ConsolidateReport, modelErr error, apply, review bool) {
-	if modelErr != nil {
-		fmt.Fprintf(w, "no model: %v; dedup only\n", modelErr)
-	}
-	if rep.Plan.Model != "" {
-		fmt.Fprintf(w, "model %s: %d call(s), %d input characters, $%.4f\n", rep.Plan.Model, rep.Plan.Calls, rep.Plan.Chars, rep.Plan.USD)
-	}
-	for _, f := range rep.Plan.Failed {
-		fmt.Fprintf(w, "failed: %s; skipped\n", f)
-	}
-	if rep.Plan.Stopped != "" {
-		fmt.Fprintf(w, "stopped: %s\n", rep.Plan.Stopped)
-	}
-	if len(rep.Plan.Proposals) == 0 {
+	printPlanCost(w, rep.Plan, modelErr)
+	switch {
+	case len(rep.Plan.Proposals) == 0:
 		fmt.Fprintln(w, "nothing to consolidate")
-		return
-	}
-	if !apply && !review {
+	case !apply && !review:
 		for _, p := range rep.Plan.Proposals {
 			fmt.Fprintf(w, "would %s\n", anamnesis.DescribeProposal(p))
 		}
 		fmt.Fprintln(w, "(dry run; pass --apply, or --review to decide one by one)")
-		return
+	default:
+		printApplied(w, rep)
 	}
+}
+
+// printPlanCost says what planning cost and what went wrong in it.
+func printPlanCost(w io.Writer, plan consolidate.Plan, modelErr error) {
+	if modelErr != nil {
+		fmt.Fprintf(w, "no model: %v; dedup only\n", modelErr)
+	}
+	if plan.Model != "" {
+		fmt.Fprintf(w, "model %s: %d call(s), %d input characters, $%.4f\n", plan.Model, plan.Calls, plan.Chars, plan.USD)
+	}
+	for _, f := range plan.Failed {
+		fmt.Fprintf(w, "failed: %s; skipped\n", f)
+	}
+	if plan.Stopped != "" {
+		fmt.Fprintf(w, "stopped: %s\n", plan.Stopped)
+	}
+}
+
+// printApplied says what the recall gate found and what was applied,
+// rejected or kept for review.
+func printApplied(w io.Writer, rep anamnesis.ConsolidateReport) {
 	if rep.GateK > 0 && rep.GateCases == 0 {
 		fmt.Fprintln(w, "recall gate: no question could be built from these notes (each is a sentence of six words or more); applied without it")
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/urfave/cli/v2"
@@ -22,34 +23,15 @@ func doctorCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			// Links go first, before the store is opened: a linked
 			// index.db makes opening refuse.
-			var links anamnesis.LinkFixReport
-			if c.Bool("fix") {
-				home, err := anamnesis.ResolveHome(c.String("home"))
-				if err != nil {
-					return err
-				}
-				if anamnesis.IsStore(home) {
-					if links, err = anamnesis.FixLinks(c.Context, home); err != nil {
-						return err
-					}
-				}
+			links, err := fixLinksFirst(c)
+			if err != nil {
+				return err
 			}
 			return withStore(c, forCommand, func(ctx context.Context, s *anamnesis.Store) error {
 				var fix anamnesis.FixReport
 				if c.Bool("fix") {
-					var err error
-					if fix, err = s.Fix(ctx); err != nil {
+					if fix, err = runFix(ctx, c, s, links); err != nil {
 						return err
-					}
-					fix.Links = mergeLinkFixes(links, fix.Links)
-					if !c.Bool("json") {
-						printLinkFixes(c, fix.Links)
-						for _, p := range fix.Removed {
-							fmt.Fprintf(c.App.Writer, "removed stale git lock %s\n", p)
-						}
-						if fix.RebuiltIndex {
-							fmt.Fprintf(c.App.Writer, "rebuilt the index from the note files (%s)\n", fix.Reason)
-						}
 					}
 				}
 				inst, err := installFor(envOf(c))
@@ -58,26 +40,11 @@ func doctorCommand() *cli.Command {
 				}
 				checks := s.Doctor(ctx, inst)
 				if c.Bool("json") {
-					report := struct {
-						Checks []anamnesis.Check `json:"checks"`
-						*anamnesis.FixReport
-					}{Checks: checks}
-					if c.Bool("fix") {
-						report.FixReport = &fix
-					}
-					if err := printJSON(c.App.Writer, report); err != nil {
+					if err := printDoctorJSON(c, checks, fix); err != nil {
 						return err
 					}
 				} else {
-					for _, ch := range checks {
-						fmt.Fprintf(c.App.Writer, "%-7s %s: %s\n", ch.State+":", ch.Name, ch.Detail)
-						for _, l := range ch.Items {
-							fmt.Fprintf(c.App.Writer, "          %s\n", l)
-						}
-						if ch.Fix != "" {
-							fmt.Fprintf(c.App.Writer, "          fix: %s\n", ch.Fix)
-						}
-					}
+					printChecks(c.App.Writer, checks)
 				}
 				for _, ch := range checks {
 					if ch.State == anamnesis.CheckProblem {
@@ -87,6 +54,68 @@ func doctorCommand() *cli.Command {
 				return nil
 			})
 		},
+	}
+}
+
+// fixLinksFirst is doctor --fix's first step: the links inside the store
+// removed before it is opened.
+func fixLinksFirst(c *cli.Context) (anamnesis.LinkFixReport, error) {
+	if !c.Bool("fix") {
+		return anamnesis.LinkFixReport{}, nil
+	}
+	home, err := anamnesis.ResolveHome(c.String("home"))
+	if err != nil || !anamnesis.IsStore(home) {
+		return anamnesis.LinkFixReport{}, err
+	}
+	return anamnesis.FixLinks(c.Context, home)
+}
+
+// runFix is the rest of doctor --fix, on the open store: links found
+// since, stale git locks, a damaged index; said as it is done, unless
+// the output is JSON.
+func runFix(ctx context.Context, c *cli.Context, s *anamnesis.Store, links anamnesis.LinkFixReport) (anamnesis.FixReport, error) {
+	fix, err := s.Fix(ctx)
+	if err != nil {
+		return fix, err
+	}
+	fix.Links = mergeLinkFixes(links, fix.Links)
+	if c.Bool("json") {
+		return fix, nil
+	}
+	printLinkFixes(c, fix.Links)
+	for _, p := range fix.Removed {
+		fmt.Fprintf(c.App.Writer, "removed stale git lock %s\n", p)
+	}
+	if fix.RebuiltIndex {
+		fmt.Fprintf(c.App.Writer, "rebuilt the index from the note files (%s)\n", fix.Reason)
+	}
+	return fix, nil
+}
+
+// printDoctorJSON is doctor --json: the checks, and with --fix what was
+// repaired.
+func printDoctorJSON(c *cli.Context, checks []anamnesis.Check, fix anamnesis.FixReport) error {
+	report := struct {
+		Checks []anamnesis.Check `json:"checks"`
+		*anamnesis.FixReport
+	}{Checks: checks}
+	if c.Bool("fix") {
+		report.FixReport = &fix
+	}
+	return printJSON(c.App.Writer, report)
+}
+
+// printChecks prints each check: its state, name and detail, then its
+// items and the fix, indented.
+func printChecks(w io.Writer, checks []anamnesis.Check) {
+	for _, ch := range checks {
+		fmt.Fprintf(w, "%-7s %s: %s\n", ch.State+":", ch.Name, ch.Detail)
+		for _, l := range ch.Items {
+			fmt.Fprintf(w, "          %s\n", l)
+		}
+		if ch.Fix != "" {
+			fmt.Fprintf(w, "          fix: %s\n", ch.Fix)
+		}
 	}
 }
 

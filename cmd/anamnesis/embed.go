@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/anamnesis-memory/anamnesis"
 	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
@@ -43,30 +42,14 @@ func embedCommand() *cli.Command {
 // embedder, so vectors follow writes, syncs and reindexes without making
 // anyone wait for the model.
 func spawnEmbed(c *cli.Context, s *anamnesis.Store) {
-	if !s.HasEmbedder() {
-		return
-	}
-	if err := spawnSelf(envOf(c), s.Home(), "embed"); err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background embedding not started: %v\n", err)
+	if s.HasEmbedder() {
+		spawnEmbedIn(c, s.Home())
 	}
 }
 
-// describeEmbedder is init's plan line for an embedder: which, and
-// whether it answers now (it is recorded either way: a model server that
-// is not running yet leaves search to BM25 until it is).
-func describeEmbedder(ctx context.Context, e *anamnesis.EmbedderConfig) string {
-	if e == nil {
-		return "off (search is BM25)"
+// spawnEmbedIn starts `anamnesis embed` detached for the store at home.
+func spawnEmbedIn(c *cli.Context, home string) {
+	if err := spawnSelf(envOf(c), home, "embed"); err != nil {
+		fmt.Fprintf(c.App.ErrWriter, "anamnesis: background embedding not started: %v\n", err)
 	}
-	what := fmt.Sprintf("%s model %s at %s", e.Kind, e.Model, e.URL)
-	emb, err := newEmbedder(*e)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		_, err = emb.Embed(ctx, []string{"anamnesis init"})
-	}
-	if err != nil {
-		return what + fmt.Sprintf(" (does not answer yet: %v; search stays BM25 until it does)", err)
-	}
-	return what + " (answers; notes are embedded in the background after the first sync)"
 }

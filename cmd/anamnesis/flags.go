@@ -18,48 +18,70 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
 	}
-	i := 1 // past the global flags and the command names
+	cmdAt := pastFlags(app.Flags, args, 1) // past the program and the global flags
+	cmd, i := leafCommand(app.Commands, args, cmdAt)
+	if cmd == nil || len(cmd.Subcommands) > 0 {
+		return args
+	}
+	global, flags, rest, help := splitFlags(app, cmd, args[i:])
+	if help {
+		// urfave adds --help to every command, and with arguments after
+		// it looks for a help topic: help wins, alone.
+		return append(append([]string{}, args[:i]...), "--help")
+	}
+	out := append([]string{}, args[:cmdAt]...)
+	out = append(out, global...)
+	out = append(out, args[cmdAt:i]...)
+	out = append(out, flags...)
+	return append(out, rest...)
+}
+
+// pastFlags is the index of the first of args from i on that is not one
+// of flags (or a flag's value), nor "--".
+func pastFlags(flags []cli.Flag, args []string, i int) int {
 	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
 		name, hasValue := flagName(args[i])
-		if f := findFlag(app.Flags, name); f != nil && !hasValue && takesValue(f) {
+		if f := findFlag(flags, name); f != nil && !hasValue && takesValue(f) {
 			i++
 		}
 		i++
 	}
-	cmdAt := i
-	cmds := app.Commands
-	var cmd *cli.Command
-	for i < len(args) {
+	return i
+}
+
+// leafCommand follows the command names in args from i on through cmds:
+// the last command named (nil for none) and the index past its name.
+func leafCommand(cmds []*cli.Command, args []string, i int) (cmd *cli.Command, end int) {
+	for ; i < len(args); i++ {
 		c := findCommand(cmds, args[i])
 		if c == nil {
 			break
 		}
 		cmd, cmds = c, c.Subcommands
-		i++
 	}
-	if cmd == nil || len(cmd.Subcommands) > 0 {
-		return args
-	}
-	var global, flags, rest []string
-	for j := i; j < len(args); j++ {
-		a := args[j]
+	return cmd, i
+}
+
+// splitFlags sorts the words after cmd's name: its own flags (with their
+// values), global flags given after it, and the rest (arguments, unknown
+// flags, and everything from "--" on). help reports a --help or -h cmd
+// does not define.
+func splitFlags(app *cli.App, cmd *cli.Command, words []string) (global, flags, rest []string, help bool) {
+	for j := 0; j < len(words); j++ {
+		a := words[j]
 		if a == "--" {
-			rest = append(rest, args[j:]...)
-			break
+			return global, flags, append(rest, words[j:]...), false
 		}
 		if !strings.HasPrefix(a, "-") {
 			rest = append(rest, a)
 			continue
 		}
 		name, hasValue := flagName(a)
-		dst := &flags
-		f := findFlag(cmd.Flags, name)
-		switch {
-		case f == nil && (name == "help" || name == "h"):
-			// urfave adds --help to every command, and with arguments
-			// after it looks for a help topic: help wins, alone.
-			return append(append([]string{}, args[:i]...), "--help")
-		case f == nil:
+		dst, f := &flags, findFlag(cmd.Flags, name)
+		if f == nil {
+			if name == "help" || name == "h" {
+				return nil, nil, nil, true
+			}
 			if f = findFlag(app.Flags, name); f == nil {
 				rest = append(rest, a)
 				continue
@@ -67,16 +89,12 @@ func flagsFirst(app *cli.App, args []string) []string {
 			dst = &global // --home after the command name
 		}
 		*dst = append(*dst, a)
-		if !hasValue && takesValue(f) && j+1 < len(args) {
+		if !hasValue && takesValue(f) && j+1 < len(words) {
 			j++
-			*dst = append(*dst, args[j])
+			*dst = append(*dst, words[j])
 		}
 	}
-	out := append([]string{}, args[:cmdAt]...)
-	out = append(out, global...)
-	out = append(out, args[cmdAt:i]...)
-	out = append(out, flags...)
-	return append(out, rest...)
+	return global, flags, rest, false
 }
 
 // flagName returns the name in -n, --name or --name=value.

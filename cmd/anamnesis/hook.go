@@ -77,20 +77,13 @@ func failOpen(c *cli.Context, name string) {
 
 func runClaudeHook(c *cli.Context, name string) {
 	defer failOpen(c, name)
-	if envOf(c).getenv(consolidate.HooksOffEnv) == "1" {
-		// A Claude Code run that consolidate started as a plain model: it
-		// must neither see memory nor be captured as a session.
-		readAllLimited(c.App.Reader, "standard input")
-		return
-	}
 	fail := func(err error) { fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %v\n", name, err) }
-	in, err := readHookInput(c.Context, c.App.Reader)
+	in, run, err := claudeHookInput(c)
 	if err != nil {
 		fail(err)
-		return
 	}
-	if slices.Contains(c.Args().Tail(), claudecode.UnlessPlugin) && pluginRunsHooks(envOf(c), in) {
-		return // the plugin's own hook does this one's work
+	if !run {
+		return
 	}
 	if name == "pre-tool-use" {
 		// Decided from the tool's name alone: no store to open, so a tool
@@ -106,25 +99,9 @@ func runClaudeHook(c *cli.Context, name string) {
 		return
 	}
 	defer s.Close()
+	synced := keepUp(c, s, name, in)
 	userHome, _ := os.UserHomeDir()
 	env := claudecode.Env{Memory: s, StateDir: filepath.Join(s.Home(), "state"), UserHome: userHome}
-	synced := false
-	if name == "session-start" && claudecode.StartsFresh(in) && s.Remote() != "" {
-		// Fresh at session start: what the other machines wrote is
-		// brought in before the notes are chosen, within a budget.
-		if budget := sessionStartSync(c, s.Config()); budget > 0 {
-			syncBeforeInjecting(c.Context, c, s, budget)
-			markPromptSync(s.Home(), time.Now())
-			synced = true
-		}
-	}
-	if name == "prompt" && s.Remote() != "" {
-		// Open sessions keep up: a throttled sync in the background,
-		// whose arrivals the next prompt shows. Never waited for.
-		if every := promptSyncInterval(c, s.Config()); every > 0 && promptSyncDue(s.Home(), time.Now(), every) {
-			spawnSync(c, s)
-		}
-	}
 	res, err := claudecode.Handle(c.Context, name, env, in)
 	if errors.Is(err, anamnesis.ErrNeedsRebuild) {
 		// Damage met by a hook: the Store marked the index for a rebuild,
@@ -139,16 +116,71 @@ func runClaudeHook(c *cli.Context, name string) {
 	if res.Report != "" {
 		fmt.Fprintf(c.App.ErrWriter, "anamnesis hook %s: %s\n", name, res.Report)
 	}
-	switch {
-	case name == "session-end" && res.WantsSync && autoConsolidate(envOf(c), s):
-		// Its run syncs first (with a remote), which sends this note too.
-		spawnConsolidate(c, s, in, userHome)
-	case res.WantsSync && s.Remote() != "" && !synced:
-		spawnSync(c, s)
+	if res.WantsSync {
+		startAfterHook(c, s, name, in, userHome, synced)
 	}
 	if res.Output != "" {
 		fmt.Fprintln(c.App.Writer, res.Output)
 	}
+}
+
+// startAfterHook starts the background work a hook's change asks for:
+// at session end with auto-consolidation on, a consolidate run (which
+// syncs first, sending this note too); else a sync, unless one ran in
+// this hook already.
+func startAfterHook(c *cli.Context, s *anamnesis.Store, name string, in claudecode.Input, userHome string, synced bool) {
+	switch {
+	case name == "session-end" && autoConsolidate(envOf(c), s):
+		spawnConsolidate(c, s, in, userHome)
+	case s.Remote() != "" && !synced:
+		spawnSync(c, s)
+	}
+}
+
+// claudeHookInput reads a Claude Code hook's input; run is false when the
+// hook has nothing to do: in a Claude Code run consolidate started as a
+// plain model (it must neither see memory nor be captured as a session;
+// stdin is drained), or when the hook is init's, marked --unless-plugin,
+// and the plugin's own hook does its work.
+func claudeHookInput(c *cli.Context) (in claudecode.Input, run bool, err error) {
+	if envOf(c).getenv(consolidate.HooksOffEnv) == "1" {
+		readAllLimited(c.App.Reader, "standard input")
+		return in, false, nil
+	}
+	if in, err = readHookInput(c.Context, c.App.Reader); err != nil {
+		return in, false, err
+	}
+	if slices.Contains(c.Args().Tail(), claudecode.UnlessPlugin) && pluginRunsHooks(envOf(c), in) {
+		return in, false, nil
+	}
+	return in, true, nil
+}
+
+// keepUp brings in what the other machines wrote, when there is a
+// remote: at a fresh session start, a sync before the notes are chosen,
+// within a budget (synced reports it ran); at a prompt, a throttled sync
+// in the background, whose arrivals the next prompt shows, never waited
+// for.
+func keepUp(c *cli.Context, s *anamnesis.Store, name string, in claudecode.Input) (synced bool) {
+	if s.Remote() == "" {
+		return false
+	}
+	switch name {
+	case "session-start":
+		if !claudecode.StartsFresh(in) {
+			return false
+		}
+		if budget := sessionStartSync(c, s.Config()); budget > 0 {
+			syncBeforeInjecting(c.Context, c, s, budget)
+			markPromptSync(s.Home(), time.Now())
+			return true
+		}
+	case "prompt":
+		if every := promptSyncInterval(c, s.Config()); every > 0 && promptSyncDue(s.Home(), time.Now(), every) {
+			spawnSync(c, s)
+		}
+	}
+	return false
 }
 
 // readHookInput is claudecode.ReadInput, given up when ctx ends: it reads

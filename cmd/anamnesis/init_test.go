@@ -422,3 +422,47 @@ func TestDoctorChecksMCPRegistrations(t *testing.T) {
 		t.Errorf("doctor after init with the plugin:\n%s", d.stdout)
 	}
 }
+
+// init --json prints the plan (with --print) or the plan and each step
+// done (with --yes) as one JSON object, and refuses to ask for
+// confirmation on standard output it promised to JSON.
+func TestInitJSON(t *testing.T) {
+	uh := t.TempDir()
+	var out struct {
+		Plan struct {
+			SettingsChange string `json:"settings_change"`
+			MCP            string `json:"mcp"`
+			Sync           bool   `json:"sync"`
+		} `json:"plan"`
+		Steps []struct {
+			Step, Text string
+			Changed    bool
+		} `json:"steps"`
+		Activate []string `json:"activate"`
+	}
+	r := mustOK(t, anmUser(t, uh, "init", "--print", "--json", "--local-only", "--no-sync"))
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v:\n%s", err, r.stdout)
+	}
+	if out.Plan.SettingsChange != "will be created" || !strings.Contains(out.Plan.MCP, filepath.Join(uh, ".claude.json")) || out.Plan.Sync || len(out.Steps) != 0 {
+		t.Errorf("--print --json: %s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(uh, ".anamnesis")); err == nil {
+		t.Fatal("--print --json created the store")
+	}
+	if r := anmUser(t, uh, "init", "--json", "--local-only"); r.code != 2 || !strings.Contains(r.stderr, "--json needs --print or --yes") {
+		t.Errorf("--json without --yes: exit %d stderr %q", r.code, r.stderr)
+	}
+	r = mustOK(t, anmUser(t, uh, "init", "--yes", "--json", "--local-only", "--no-sync"))
+	out.Steps = nil
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v:\n%s", err, r.stdout)
+	}
+	var steps []string
+	for _, s := range out.Steps {
+		steps = append(steps, s.Step)
+	}
+	if strings.Join(steps, ",") != "config,git hooks,claude,mcp" || strings.Join(out.Activate, ",") != "the hooks,the MCP server" {
+		t.Errorf("--yes --json: %s", r.stdout)
+	}
+}

@@ -229,166 +229,195 @@ func readOnly() *mcp.ToolAnnotations {
 func newMCPServer(s *anamnesis.Store, log *slog.Logger, written func()) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anamnesis", Version: version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
+	t := mcpTools{s: s, log: log, written: written}
+	f, yes := false, true
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_search", Annotations: readOnly(),
 		Description: "Search the user's memory notes by keywords, best match first (BM25 over title, body and tags; any word may match). Returns up to k notes (default 8) with their bodies, each with its rank and its relevance relative to the best match (1 = best). Notes that match only on words most notes contain, and superseded notes, are left out. Filter by project, type or scope when useful."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, notesOut, error) {
-			if strings.TrimSpace(in.Query) == "" {
-				return nil, notesOut{}, errors.New("query: give some words to search for")
-			}
-			if in.K < 0 || in.K > anamnesis.MaxK {
-				return nil, notesOut{}, fmt.Errorf("k: must be between 1 and %d", anamnesis.MaxK)
-			}
-			mode := s.DefaultMode()
-			hits, degraded, err := s.SearchMode(ctx, in.Query, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K}, mode)
-			if err != nil {
-				return nil, notesOut{}, err
-			}
-			if degraded != nil {
-				log.Warn("semantic search unavailable; BM25 results", "err", degraded)
-				mode = anamnesis.ModeFTS
-			}
-			out := notesOut{Results: []anamnesis.NoteJSON{}}
-			budget := mcpTotalCap
-			relevant := hits
-			if mode == anamnesis.ModeFTS {
-				relevant = anamnesis.Relevant(hits)
-			}
-			for i, h := range relevant {
-				// A fused score (0.0164 for rank 1 in one leg) and each
-				// leg's rank say why a note ranked there; a raw bm25 score
-				// (0.0000014) says nothing, so an fts result carries only
-				// its rank and relevance.
-				n := toMCP(h, mode == anamnesis.ModeHybrid, &budget)
-				n.Rank, n.Relevance = i+1, anamnesis.Relevance(h.Score, relevant[0].Score)
-				out.Results = append(out.Results, n)
-			}
-			if len(hits) == 0 {
-				out.Note = "no matching notes"
-			}
-			return inertResult(out)
-		})
-
+		t.search)
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_list", Annotations: readOnly(),
 		Description: "List memory notes newest first, without bodies (use memory_get for one note). Superseded notes are included. Filter by project, type or scope; limit defaults to 50."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, notesOut, error) {
-			if in.Limit < 0 {
-				return nil, notesOut{}, errors.New("limit: must not be negative")
-			}
-			limit := in.Limit
-			if limit == 0 {
-				limit = 50
-			}
-			hits, err := s.List(ctx, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: limit})
-			if err != nil {
-				return nil, notesOut{}, err
-			}
-			out := notesOut{Results: []anamnesis.NoteJSON{}}
-			for _, h := range hits {
-				out.Results = append(out.Results, toMCP(h, false, nil))
-			}
-			return inertResult(out)
-		})
-
+		t.list)
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_get", Annotations: readOnly(),
 		Description: "Read one memory note in full by id."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in getIn) (*mcp.CallToolResult, anamnesis.NoteJSON, error) {
-			n, path, err := s.Get(ctx, in.ID)
-			if err != nil {
-				return nil, anamnesis.NoteJSON{}, err
-			}
-			budget := mcpTotalCap
-			return inertResult(toMCP(anamnesis.Hit{Note: *n, Path: path}, false, &budget))
-		})
-
+		t.get)
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_status", Annotations: readOnly(),
 		Description: "Report the memory store: note counts by type, scope and project, index state, files that could not be indexed, sync remote and head, and unresolved conflicts (conflict copies, and notes two machines both superseded)."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.Status, error) {
-			st, err := s.Status(ctx)
-			if err != nil {
-				return nil, anamnesis.Status{}, err
-			}
-			return inertResult(st)
-		})
-
-	f, t0 := false, true
+		t.status)
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_write", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
 		Description: "Store a new memory note for the user, committed at once and, when sync is set up, on their other machines within seconds (unless scope is machine-local). Types: procedural (verified how-tos, fixes, decisions), semantic (facts, preferences, conventions), episodic (what happened). Use supersedes to replace older notes. Returns the new id and the project's notes with similar titles (similar): if one states an older version of this fact, supersede it."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
-			// The Store validates (anamnesis.ErrInvalid); its message, which
-			// names the field, becomes the tool error.
-			// prov_source stays one the Python tool's index accepts
-			// (human, session-end, reflection, import, merge): a note
-			// written on purpose, not made from a transcript; prov_model
-			// says Claude wrote it.
-			n, path, err := s.Write(ctx, anamnesis.WriteRequest{Type: in.Type, Title: in.Title, Body: in.Body,
-				Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes, ProvModel: anamnesis.ProvModelMCP, Once: true})
-			if err != nil {
-				return nil, writeOut{}, err
-			}
-			if written != nil && n.Scope == note.ScopePortable {
-				written()
-			}
-			// The note is written: a failed look for similar notes costs
-			// the answer only its hint.
-			sim, err := s.Similar(ctx, n, similarShown)
-			if err != nil {
-				sim = []anamnesis.SimilarNote{}
-			}
-			return inertResult(writeOut{ID: n.ID, Path: path, Similar: sim}) // similar titles are other notes' text
-		})
-
-	mcp.AddTool(srv, &mcp.Tool{Name: "memory_resolve", Annotations: &mcp.ToolAnnotations{DestructiveHint: &t0, OpenWorldHint: &f},
+		t.write)
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_resolve", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &f},
 		Description: "Settle a memory conflict, shown in results as a CONFLICT COPY next to its note (a sync met overlapping edits and kept both) or as two notes that replace the same note. Keep one version by id, or give the merged text in body. Conflict copies are deleted; of two replacing notes the kept one supersedes the other. Committed, and synced within seconds. memory_status lists the conflicts."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in resolveIn) (*mcp.CallToolResult, anamnesis.ResolveReport, error) {
-			r := anamnesis.Resolution{Keep: in.Keep}
-			if in.Body != "" {
-				r.Body = &in.Body
-			}
-			rep, err := s.Resolve(ctx, in.ID, r)
-			if err != nil {
-				return nil, anamnesis.ResolveReport{}, err
-			}
-			if written != nil {
-				written()
-			}
-			return inertResult(rep)
-		})
-
+		t.resolve)
 	mcp.AddTool(srv, &mcp.Tool{Name: "memory_review", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &f},
 		Description: "Review what `anamnesis consolidate --review` proposed (session notes distilled, redundant notes merged): list shows each pending proposal beside the notes it would replace; accept applies one (a commit, undone with `anamnesis consolidate --undo`); discard drops it. Pending proposals are neither shown in memory nor hide anything."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (*mcp.CallToolResult, reviewOut, error) {
-			switch in.Action {
-			case "", "list":
-				views, err := s.PendingViews(ctx)
-				if err != nil {
-					return nil, reviewOut{}, err
-				}
-				return inertResult(reviewOut{Pending: views})
-			case "accept", "discard":
-				run, err := s.ReviewPending(ctx, in.ID, in.Action == "accept")
-				if err != nil {
-					return nil, reviewOut{}, err
-				}
-				if written != nil && run != "" {
-					written()
-				}
-				return inertResult(reviewOut{Run: run, Done: in.Action + "ed " + in.ID})
-			}
-			return nil, reviewOut{}, fmt.Errorf("action %q: want list, accept or discard", in.Action)
-		})
-
-	t := true
-	mcp.AddTool(srv, &mcp.Tool{Name: "memory_sync", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &t},
+		t.review)
+	mcp.AddTool(srv, &mcp.Tool{Name: "memory_sync", Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &yes},
 		Description: "Sync memory with the user's other machines now: commit, fetch, merge (never blocks on conflicts; overlapping edits are kept as conflict copies), push, reindex. Returns what happened."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.SyncReport, error) {
-			rep, err := s.Sync(ctx, anamnesis.SyncOptions{})
-			if err != nil {
-				return nil, anamnesis.SyncReport{}, err
-			}
-			return inertResult(rep)
-		})
+		t.sync)
 	return srv
+}
+
+// mcpTools are the MCP server's tools, one method each, over one store.
+type mcpTools struct {
+	s       *anamnesis.Store
+	log     *slog.Logger
+	written func() // called after a change worth syncing; nil: none
+}
+
+// wrote tells the server a change is worth syncing.
+func (t mcpTools) wrote() {
+	if t.written != nil {
+		t.written()
+	}
+}
+
+func (t mcpTools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, notesOut, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, notesOut{}, errors.New("query: give some words to search for")
+	}
+	if in.K < 0 || in.K > anamnesis.MaxK {
+		return nil, notesOut{}, fmt.Errorf("k: must be between 1 and %d", anamnesis.MaxK)
+	}
+	mode := t.s.DefaultMode()
+	hits, degraded, err := t.s.SearchMode(ctx, in.Query, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: in.K}, mode)
+	if err != nil {
+		return nil, notesOut{}, err
+	}
+	if degraded != nil {
+		t.log.Warn("semantic search unavailable; BM25 results", "err", degraded)
+		mode = anamnesis.ModeFTS
+	}
+	out := notesOut{Results: rankedForMCP(hits, mode)}
+	if len(hits) == 0 {
+		out.Note = "no matching notes"
+	}
+	return inertResult(out)
+}
+
+// rankedForMCP is a search's hits as memory_search returns them, each
+// with its rank and relevance, within mcpTotalCap. An fts search leaves
+// out the hits that matched only on common words.
+func rankedForMCP(hits []anamnesis.Hit, mode string) []anamnesis.NoteJSON {
+	out := []anamnesis.NoteJSON{}
+	budget := mcpTotalCap
+	relevant := hits
+	if mode == anamnesis.ModeFTS {
+		relevant = anamnesis.Relevant(hits)
+	}
+	for i, h := range relevant {
+		// A fused score (0.0164 for rank 1 in one leg) and each
+		// leg's rank say why a note ranked there; a raw bm25 score
+		// (0.0000014) says nothing, so an fts result carries only
+		// its rank and relevance.
+		n := toMCP(h, mode == anamnesis.ModeHybrid, &budget)
+		n.Rank, n.Relevance = i+1, anamnesis.Relevance(h.Score, relevant[0].Score)
+		out = append(out, n)
+	}
+	return out
+}
+
+func (t mcpTools) list(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, notesOut, error) {
+	if in.Limit < 0 {
+		return nil, notesOut{}, errors.New("limit: must not be negative")
+	}
+	limit := in.Limit
+	if limit == 0 {
+		limit = 50
+	}
+	hits, err := t.s.List(ctx, anamnesis.Filter{Project: in.Project, Type: in.Type, Scope: in.Scope, Limit: limit})
+	if err != nil {
+		return nil, notesOut{}, err
+	}
+	out := notesOut{Results: []anamnesis.NoteJSON{}}
+	for _, h := range hits {
+		out.Results = append(out.Results, toMCP(h, false, nil))
+	}
+	return inertResult(out)
+}
+
+func (t mcpTools) get(ctx context.Context, _ *mcp.CallToolRequest, in getIn) (*mcp.CallToolResult, anamnesis.NoteJSON, error) {
+	n, path, err := t.s.Get(ctx, in.ID)
+	if err != nil {
+		return nil, anamnesis.NoteJSON{}, err
+	}
+	budget := mcpTotalCap
+	return inertResult(toMCP(anamnesis.Hit{Note: *n, Path: path}, false, &budget))
+}
+
+func (t mcpTools) status(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.Status, error) {
+	st, err := t.s.Status(ctx)
+	if err != nil {
+		return nil, anamnesis.Status{}, err
+	}
+	return inertResult(st)
+}
+
+func (t mcpTools) write(ctx context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, writeOut, error) {
+	// The Store validates (anamnesis.ErrInvalid); its message, which
+	// names the field, becomes the tool error.
+	// prov_source stays one the Python tool's index accepts
+	// (human, session-end, reflection, import, merge): a note
+	// written on purpose, not made from a transcript; prov_model
+	// says Claude wrote it.
+	n, path, err := t.s.Write(ctx, anamnesis.WriteRequest{Type: in.Type, Title: in.Title, Body: in.Body,
+		Project: in.Project, Tags: in.Tags, Scope: in.Scope, Supersedes: in.Supersedes, ProvModel: anamnesis.ProvModelMCP, Once: true})
+	if err != nil {
+		return nil, writeOut{}, err
+	}
+	if n.Scope == note.ScopePortable {
+		t.wrote()
+	}
+	// The note is written: a failed look for similar notes costs
+	// the answer only its hint.
+	sim, err := t.s.Similar(ctx, n, similarShown)
+	if err != nil {
+		sim = []anamnesis.SimilarNote{}
+	}
+	return inertResult(writeOut{ID: n.ID, Path: path, Similar: sim}) // similar titles are other notes' text
+}
+
+func (t mcpTools) resolve(ctx context.Context, _ *mcp.CallToolRequest, in resolveIn) (*mcp.CallToolResult, anamnesis.ResolveReport, error) {
+	r := anamnesis.Resolution{Keep: in.Keep}
+	if in.Body != "" {
+		r.Body = &in.Body
+	}
+	rep, err := t.s.Resolve(ctx, in.ID, r)
+	if err != nil {
+		return nil, anamnesis.ResolveReport{}, err
+	}
+	t.wrote()
+	return inertResult(rep)
+}
+
+func (t mcpTools) review(ctx context.Context, _ *mcp.CallToolRequest, in reviewIn) (*mcp.CallToolResult, reviewOut, error) {
+	switch in.Action {
+	case "", "list":
+		views, err := t.s.PendingViews(ctx)
+		if err != nil {
+			return nil, reviewOut{}, err
+		}
+		return inertResult(reviewOut{Pending: views})
+	case "accept", "discard":
+		run, err := t.s.ReviewPending(ctx, in.ID, in.Action == "accept")
+		if err != nil {
+			return nil, reviewOut{}, err
+		}
+		if run != "" {
+			t.wrote()
+		}
+		return inertResult(reviewOut{Run: run, Done: in.Action + "ed " + in.ID})
+	}
+	return nil, reviewOut{}, fmt.Errorf("action %q: want list, accept or discard", in.Action)
+}
+
+func (t mcpTools) sync(ctx context.Context, _ *mcp.CallToolRequest, _ emptyIn) (*mcp.CallToolResult, anamnesis.SyncReport, error) {
+	rep, err := t.s.Sync(ctx, anamnesis.SyncOptions{})
+	if err != nil {
+		return nil, anamnesis.SyncReport{}, err
+	}
+	return inertResult(rep)
 }
 
 // mcpSyncDelay is how long the MCP server waits after a write before it

@@ -44,43 +44,15 @@ func serveCommand() *cli.Command {
 			if err := s.EnsureRepo(c.Context); err != nil {
 				return err
 			}
+			self, auth, addrs, err := serveCallers(c, tailnet.LocalDaemon(s.TailscaleSocket()), s.Config().AllowTags)
+			if err != nil {
+				return err
+			}
 			log := slog.New(slog.NewTextHandler(c.App.ErrWriter, nil))
-			d := tailnet.LocalDaemon(s.TailscaleSocket())
-			var auth gitsync.Authorizer
-			var self tailnet.Self
-			var addrs []string
-			if c.Bool("allow-loopback") {
-				if c.String("listen") == "" {
-					return usagef("--allow-loopback needs --listen")
-				}
-				auth = gitsync.LoopbackAuth{}
-			} else {
-				self, _, err = tailnet.Status(c.Context, d)
-				if err != nil {
-					return err
-				}
-				auth = tailnet.WhoIsAuth{D: d, User: self.User, AllowTags: s.Config().AllowTags}
-				addrs = self.ListenAddrs(c.Int("port"))
-			}
-			if l := c.String("listen"); l != "" {
-				addrs = []string{l}
-			}
-			if len(addrs) == 0 {
-				return errors.New("this machine has no Tailscale address to listen on")
-			}
 			h := &gitsync.Handler{GitDir: filepath.Join(s.Home(), note.PortableDir, ".git"), Auth: auth, Log: log}
-			errs := make(chan error, len(addrs))
-			var servers []*http.Server
-			for _, a := range addrs {
-				ln, err := net.Listen("tcp", a)
-				if err != nil {
-					return fmt.Errorf("listen on %s: %w", a, err)
-				}
-				srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-					WriteTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10}
-				servers = append(servers, srv)
-				fmt.Fprintf(c.App.Writer, "serving memory read-only on http://%s/memory\n", ln.Addr())
-				go func() { errs <- srv.Serve(ln) }()
+			servers, errs, err := listenAll(c, h, addrs)
+			if err != nil {
+				return err
 			}
 			if self.Userspace && c.String("listen") == "" {
 				fmt.Fprintf(c.App.Writer, "tailscaled uses userspace networking: it forwards connections to %s port %d here, and still names each caller (WhoIs)\n",
@@ -101,4 +73,48 @@ func serveCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// serveCallers is who serve answers and where it listens: with
+// --allow-loopback (tests, with --listen) loopback callers; else the
+// tailnet user's nodes and allowed tags, as tailscaled names them, on
+// this machine's Tailscale addresses. --listen replaces the addresses.
+func serveCallers(c *cli.Context, d tailnet.Daemon, allowTags []string) (self tailnet.Self, auth gitsync.Authorizer, addrs []string, err error) {
+	if c.Bool("allow-loopback") {
+		if c.String("listen") == "" {
+			return self, nil, nil, usagef("--allow-loopback needs --listen")
+		}
+		auth = gitsync.LoopbackAuth{}
+	} else {
+		if self, _, err = tailnet.Status(c.Context, d); err != nil {
+			return self, nil, nil, err
+		}
+		auth = tailnet.WhoIsAuth{D: d, User: self.User, AllowTags: allowTags}
+		addrs = self.ListenAddrs(c.Int("port"))
+	}
+	if l := c.String("listen"); l != "" {
+		addrs = []string{l}
+	}
+	if len(addrs) == 0 {
+		return self, nil, nil, errors.New("this machine has no Tailscale address to listen on")
+	}
+	return self, auth, addrs, nil
+}
+
+// listenAll serves h on each of addrs, saying where; errs gets each
+// server's end.
+func listenAll(c *cli.Context, h http.Handler, addrs []string) (servers []*http.Server, errs chan error, err error) {
+	errs = make(chan error, len(addrs))
+	for _, a := range addrs {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return servers, errs, fmt.Errorf("listen on %s: %w", a, err)
+		}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+			WriteTimeout: 5 * time.Minute, MaxHeaderBytes: 64 << 10}
+		servers = append(servers, srv)
+		fmt.Fprintf(c.App.Writer, "serving memory read-only on http://%s/memory\n", ln.Addr())
+		go func() { errs <- srv.Serve(ln) }()
+	}
+	return servers, errs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -65,38 +66,39 @@ func syncCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				w := c.App.Writer
-				remote := rep.Remote
-				if remote == "" {
-					remote = "none (committed locally; set ANAMNESIS_GIT_REMOTE or config.json remote)"
-				}
-				head := rep.Head
-				if len(head) > 12 {
-					head = head[:12]
-				}
-				fmt.Fprintf(w, "sync: remote %s\n", remote)
-				if rep.BranchNote != "" {
-					fmt.Fprintf(w, "sync: %s (this machine's branch stays main)\n", rep.BranchNote)
-				}
-				fmt.Fprintf(w, "sync: committed=%v fetched=%v merged=%v pushed=%v head=%s\n", rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, head)
-				printNative(w, "sync: native", native, false)
-				fmt.Fprintf(w, "sync: reindexed %d added, %d updated, %d deleted\n", rep.Reindexed.Added, rep.Reindexed.Updated, rep.Reindexed.Deleted)
-				for _, p := range rep.Peers {
-					if p.Error != "" {
-						fmt.Fprintf(w, "sync: peer %s: %s\n", p.URL, p.Error)
-					} else {
-						fmt.Fprintf(w, "sync: peer %s: fetched=%v merged=%v\n", p.URL, p.Fetched, p.Merged)
-					}
-				}
-				for _, u := range rep.Unreachable {
-					fmt.Fprintf(w, "sync: peer not reachable: %s\n", u)
-				}
-				for _, cp := range rep.ConflictCopies {
-					fmt.Fprintf(w, "sync: conflict copy %s (both versions kept; merge them and delete the copy)\n", cp)
-				}
+				printSync(c.App.Writer, rep, native)
 				return nil
 			})
 		},
+	}
+}
+
+// printSync is sync's text: the remote, what moved, the native import,
+// the reindex, the peers and the conflict copies left.
+func printSync(w io.Writer, rep anamnesis.SyncReport, native anamnesis.NativeReport) {
+	remote := rep.Remote
+	if remote == "" {
+		remote = "none (committed locally; set ANAMNESIS_GIT_REMOTE or config.json remote)"
+	}
+	fmt.Fprintf(w, "sync: remote %s\n", remote)
+	if rep.BranchNote != "" {
+		fmt.Fprintf(w, "sync: %s (this machine's branch stays main)\n", rep.BranchNote)
+	}
+	fmt.Fprintf(w, "sync: committed=%v fetched=%v merged=%v pushed=%v head=%s\n", rep.Committed, rep.Fetched, rep.Merged, rep.Pushed, rep.Head[:min(len(rep.Head), 12)])
+	printNative(w, "sync: native", native, false)
+	fmt.Fprintf(w, "sync: reindexed %d added, %d updated, %d deleted\n", rep.Reindexed.Added, rep.Reindexed.Updated, rep.Reindexed.Deleted)
+	for _, p := range rep.Peers {
+		if p.Error != "" {
+			fmt.Fprintf(w, "sync: peer %s: %s\n", p.URL, p.Error)
+		} else {
+			fmt.Fprintf(w, "sync: peer %s: fetched=%v merged=%v\n", p.URL, p.Fetched, p.Merged)
+		}
+	}
+	for _, u := range rep.Unreachable {
+		fmt.Fprintf(w, "sync: peer not reachable: %s\n", u)
+	}
+	for _, cp := range rep.ConflictCopies {
+		fmt.Fprintf(w, "sync: conflict copy %s (both versions kept; merge them and delete the copy)\n", cp)
 	}
 }
 

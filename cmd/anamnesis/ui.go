@@ -69,34 +69,49 @@ func uiCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
-				if err := printJSON(c.App.Writer, map[string]string{"url": h.URL()}); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(c.App.Writer, "anamnesis ui for %s at\n  %s\nStop it with Ctrl-C.\n", s.Home(), h.URL())
-			}
-			if c.Bool("open") {
-				if err := openBrowser(h.URL()); err != nil {
-					fmt.Fprintf(c.App.ErrWriter, "anamnesis: could not open a browser (%v); open the address above\n", err)
-				}
+			if err := announceUI(c, s.Home(), h.URL()); err != nil {
+				return err
 			}
 			srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 				WriteTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-			errs := make(chan error, 1)
-			go func() { errs <- srv.Serve(ln) }()
-			select {
-			case <-c.Context.Done():
-			case err := <-errs:
-				if !errors.Is(err, http.ErrServerClosed) {
-					return fmt.Errorf("web UI: %w", err)
-				}
-			}
-			sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer scancel()
-			return srv.Shutdown(sctx)
+			return serveUI(c.Context, srv, ln)
 		},
 	}
+}
+
+// announceUI prints the UI's address (as JSON with --json) and with
+// --open hands it to the browser.
+func announceUI(c *cli.Context, home, url string) error {
+	if c.Bool("json") {
+		if err := printJSON(c.App.Writer, map[string]string{"url": url}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(c.App.Writer, "anamnesis ui for %s at\n  %s\nStop it with Ctrl-C.\n", home, url)
+	}
+	if c.Bool("open") {
+		if err := openBrowser(url); err != nil {
+			fmt.Fprintf(c.App.ErrWriter, "anamnesis: could not open a browser (%v); open the address above\n", err)
+		}
+	}
+	return nil
+}
+
+// serveUI serves on ln until ctx ends (an interrupt) or the server
+// fails, then shuts down, giving requests under way 5 s.
+func serveUI(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errs := make(chan error, 1)
+	go func() { errs <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errs:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("web UI: %w", err)
+		}
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	return srv.Shutdown(sctx)
 }
 
 // uiTailnet is the fleet page's view of the tailnet: tailscaled's peers,

@@ -17,31 +17,14 @@ type stamp struct{ version, commit, built string }
 // whether the tree had uncommitted changes when the build came from a
 // checkout, and the stamped build date.
 func versionString(st stamp, bi *debug.BuildInfo) string {
-	v := st.version
-	rev := st.commit
-	var modified bool
-	if bi != nil && rev == "" {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
-		}
-	}
-	if (v == "" || v == "dev") && bi != nil {
-		v = bi.Main.Version
-	}
-	if v == "" || v == "dev" || v == "(devel)" {
-		v = "devel"
+	v := moduleVersion(st.version, bi)
+	rev, modified := st.commit, false
+	if rev == "" {
+		rev, modified = recordedCommit(bi)
 	}
 	var extra []string
 	if rev != "" {
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		extra = append(extra, "commit "+rev)
+		extra = append(extra, "commit "+rev[:min(len(rev), 12)])
 	}
 	if modified {
 		extra = append(extra, "modified")
@@ -56,6 +39,36 @@ func versionString(st stamp, bi *debug.BuildInfo) string {
 		v += " (" + strings.Join(extra, ", ") + ")"
 	}
 	return v
+}
+
+// moduleVersion is the stamped version, else the one the go command
+// recorded, else "devel".
+func moduleVersion(stamped string, bi *debug.BuildInfo) string {
+	v := stamped
+	if (v == "" || v == "dev") && bi != nil {
+		v = bi.Main.Version
+	}
+	if v == "" || v == "dev" || v == "(devel)" {
+		return "devel"
+	}
+	return v
+}
+
+// recordedCommit is the git commit the go command recorded, and whether
+// the tree had uncommitted changes.
+func recordedCommit(bi *debug.BuildInfo) (rev string, modified bool) {
+	if bi == nil {
+		return "", false
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	return rev, modified
 }
 
 // buildVersion is versionString for this binary.

@@ -39,6 +39,21 @@ func Clip(s string, n int) string {
 	return kept + Ellipsis
 }
 
+// FirstLine is s's first line that is not blank, trimmed of white space
+// (a "\r" of a CRLF line end included): a commit's subject, a note's
+// gist, the message of an error. It does not clip; callers that show it
+// in a bounded place Clip it.
+func FirstLine(s string) string {
+	for s != "" {
+		var line string
+		line, s, _ = strings.Cut(s, "\n")
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
 // Plural is one if n is 1, else many: Plural(n, "copy", "copies").
 func Plural(n int, one, many string) string {
 	if n == 1 {

@@ -67,3 +67,22 @@ func TestDate(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstLine: blank lines before the first text are skipped, the line
+// is trimmed (CRLF too), and nothing is clipped.
+func TestFirstLine(t *testing.T) {
+	long := string(make([]rune, 300))
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"  \n\t\n", ""},
+		{"subject", "subject"},
+		{"subject \r\nbody", "subject"},
+		{"\n\n  indented title  \nsecond", "indented title"},
+		{"a\n\nb", "a"},
+		{long + "\nnext", long},
+	} {
+		if got := FirstLine(c.in); got != c.want {
+			t.Errorf("FirstLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -6,13 +6,8 @@ import (
 	"github.com/anamnesis-memory/anamnesis/index"
 )
 
-// What a browser of the store (the web UI) reads besides Search and List:
-// counts for its filters, the notes replacing a page of notes, and the
-// index's state without the cost of a full Status (which also asks git
-// whether memory/ is dirty: 56 ms at 10,000 notes).
-
-// Cursor is a note's place in List's order (Filter.Before).
-type Cursor = index.Cursor
+// Counting notes by filter, without reading them: what a browser of the
+// store (the web UI) shows beside its filters.
 
 // Count counts the notes f selects (its Limit and Before ignored).
 func (s *Store) Count(ctx context.Context, f Filter) (int, error) {
@@ -60,53 +55,4 @@ type FacetRow = index.FacetRow
 // that counts within filters (the web UI's drop-downs).
 func (s *Store) FacetRows(ctx context.Context) ([]FacetRow, error) {
 	return guarded(ctx, s, func() ([]index.FacetRow, error) { return s.idx().Facets(ctx) })
-}
-
-// SupersededBy returns, for each of ids some note supersedes, the notes
-// that supersede it.
-func (s *Store) SupersededBy(ctx context.Context, ids []string) (map[string][]string, error) {
-	return guarded(ctx, s, func() (map[string][]string, error) { return s.idx().SupersededBy(ctx, ids) })
-}
-
-// IndexState is the index part of Status: its file, note count, last
-// indexed commit and the files it could not index.
-func (s *Store) IndexState(ctx context.Context) (IndexStatus, error) {
-	var out IndexStatus
-	err := s.guard(ctx, func() error {
-		n, err := s.idx().Count(ctx, index.Filter{})
-		if err != nil {
-			return err
-		}
-		last, err := s.lastIndexedCommit(ctx)
-		if err != nil {
-			return err
-		}
-		bad, err := s.idx().BadFiles(ctx)
-		if err != nil {
-			return err
-		}
-		out = IndexStatus{Path: s.idx().Path(), Notes: n, LastIndexedCommit: last, Skipped: skippedFiles(bad)}
-		return nil
-	})
-	return out, err
-}
-
-// MachineID is the machine this store stamps new notes with.
-func (s *Store) MachineID() string { return s.machineID }
-
-// Head is the commit memory/'s main points at, "" before the first commit
-// or without a repository: a cheap key for what is derived from history.
-func (s *Store) Head(ctx context.Context) (string, error) {
-	if !s.hasRepo() {
-		return "", nil
-	}
-	r, err := s.repo(ctx)
-	if err != nil {
-		return "", err
-	}
-	h, err := r.Head()
-	if err != nil || h.IsZero() {
-		return "", err
-	}
-	return h.String(), nil
 }
