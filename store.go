@@ -81,10 +81,11 @@ type Options struct {
 	// fails with ErrNoStore, so a mistyped home is an error, not a new
 	// empty store that later notes silently go to.
 	Create bool
-	// DeferRebuild makes Open fail with ErrNeedsRebuild instead of
-	// rebuilding an index that needs it (a new schema after an upgrade,
-	// damage): for callers on a latency budget, such as hooks, which start
-	// the rebuild in the background instead (17 s at 100,000 notes).
+	// DeferRebuild makes Open, and an operation that meets damage, fail
+	// with [ErrNeedsRebuild] instead of rebuilding an index that needs it
+	// (a new schema after an upgrade, damage): for callers on a latency
+	// budget, such as hooks, which start the rebuild in the background
+	// instead (17 s at 100,000 notes).
 	DeferRebuild bool
 	// Server marks a process that answers many requests (the MCP server,
 	// the web UI, serve): its index keeps prepared statements for its
@@ -163,8 +164,13 @@ type Store struct {
 }
 
 // Open opens the store at home; with Options.Create it sets one up when
-// home holds none. A missing, outdated or corrupt index.db is rebuilt
-// from the note files.
+// home holds none. Its index is opened in one pass (openIndex, in
+// indexguard.go, describes it): a missing, outdated or damaged index.db
+// is rebuilt from the note files by the one owner of rebuilds (with
+// [Options.DeferRebuild], Open fails with [ErrNeedsRebuild] instead); a
+// healthy one is used as it is. Open never reads the note files to
+// compare them with the index: a caller that wants edits made behind the
+// index's back picked up asks for it with [Store.Reconcile].
 func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	if !opts.Create && !IsStore(home) {
 		return nil, fmt.Errorf("%w at %s; run `anamnesis init`", ErrNoStore, home)
