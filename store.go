@@ -216,13 +216,28 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.setUpEmbedder(opts, cfg)
+	for _, d := range []string{home, s.memory.Root, s.local.Root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("create store directory %s: %w", d, err)
+		}
+	}
+	if err := s.openIndex(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// setUpEmbedder sets up the semantic leg: the embedder Options gives, or
+// the one config.json names, and the cosine and wait of prompt recall.
+func (s *Store) setUpEmbedder(opts Options, cfg Config) {
 	s.embedder = opts.Embedder
 	if s.embedder == nil && cfg.Embedder != nil && opts.NewEmbedder != nil {
 		e, err := opts.NewEmbedder(*cfg.Embedder)
 		if err != nil {
 			// The vector leg is an addition: without it search is BM25.
 			s.embedderErr = err
-			s.notice(fmt.Sprintf("embedder in %s not used: %v; search is BM25 only", filepath.Join(home, ConfigFile), err))
+			s.notice(fmt.Sprintf("embedder in %s not used: %v; search is BM25 only", filepath.Join(s.home, ConfigFile), err))
 		} else {
 			s.embedder = e
 		}
@@ -236,15 +251,6 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 			s.recallTimeout = time.Duration(e.PromptTimeoutMS) * time.Millisecond
 		}
 	}
-	for _, d := range []string{home, s.memory.Root, s.local.Root} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("create store directory %s: %w", d, err)
-		}
-	}
-	if err := s.openIndex(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // Close releases the index.
