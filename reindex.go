@@ -536,7 +536,8 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 	}
 	if len(res.Freed) > 0 {
 		// A duplicate of a removed id may now be indexable: let a
-		// reconcile settle it (cheap: only stat changes are read).
+		// reconcile settle it (cheap: only stat changes are read). The
+		// sync runs this inside its guard already.
 		if _, err := s.reconcile(ctx, false); err != nil {
 			return res, err
 		}
