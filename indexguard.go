@@ -27,7 +27,10 @@ import (
 //     out behind another process's rebuild waits for it and runs again.
 //
 // Reconciling the index with files changed behind its back is not part
-// of any of this: it is [Store.Reconcile], which a caller asks for.
+// of any of this: it is [Store.Reconcile], which a caller asks for. The
+// one exception keeps notes from being lost: replacing a damaged file
+// ends by reading back what other processes wrote meanwhile
+// ([Store.replaceDamaged]).
 
 // ErrReadOnly marks a change refused because the store's home cannot be
 // written (a read-only mount, a backup snapshot). Reading still works.
