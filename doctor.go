@@ -428,20 +428,14 @@ func (s *Store) fixIndex(ctx context.Context) (string, error) {
 	if reason == "" {
 		return "", nil
 	}
+	// Damage is rebuilt into a fresh file (in place would reuse damaged
+	// pages), disagreeing postings in place.
+	found := indexOutdated
 	if reason == damaged {
-		// A fresh file: rebuilding in place would reuse damaged pages.
-		lock, err := s.lockRebuild(ctx)
-		if err != nil {
-			return "", err
-		}
-		defer lock.Release()
-		if _, err := s.repairLocked(ctx, false); err != nil {
-			return "", fmt.Errorf("rebuild the index: %w", err)
-		}
-		return reason, nil
+		found = indexDamaged
 	}
-	if _, err := s.Rebuild(ctx); err != nil {
-		return "", fmt.Errorf("rebuild the index: %w", err)
+	if _, err := s.rebuild(ctx, rebuildRequest{found: found, asked: true}); err != nil {
+		return "", fmt.Errorf("rebuild the index: %w", s.idx().Explain(err))
 	}
 	return reason, nil
 }

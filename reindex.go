@@ -129,28 +129,6 @@ func (s *Store) readChanges(ctx context.Context, files []located) ([]index.Chang
 	return out, err
 }
 
-// Rebuild drops the index and rebuilds it from every note file. One
-// rebuild runs at a time: a second waits for the first. A damaged index
-// is replaced by a new one (see repairLocked).
-func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
-	if err := s.writable("rebuild the index"); err != nil {
-		return ReconcileReport{}, err
-	}
-	lock, err := s.lockRebuild(ctx)
-	if err != nil {
-		return ReconcileReport{}, err
-	}
-	defer lock.Release()
-	res, err := s.rebuildInto(ctx, s.idx())
-	if index.IsCorrupt(err) {
-		return s.repairLocked(ctx, true)
-	}
-	if err != nil {
-		return ReconcileReport{}, s.idx().Explain(err)
-	}
-	return s.report(ctx, res)
-}
-
 // rebuildInto replaces ix's content with every note file and records
 // memory/'s HEAD as indexed. The caller holds the rebuild lock (or ix is
 // private to it).
@@ -558,8 +536,9 @@ func (s *Store) applyPaths(ctx context.Context, rels []string) (index.Result, er
 	}
 	if len(res.Freed) > 0 {
 		// A duplicate of a removed id may now be indexable: let a
-		// reconcile settle it (cheap: only stat changes are read).
-		if _, err := s.Reconcile(ctx); err != nil {
+		// reconcile settle it (cheap: only stat changes are read). The
+		// sync runs this inside its guard already.
+		if _, err := s.reconcile(ctx, false); err != nil {
 			return res, err
 		}
 	}

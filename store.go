@@ -81,10 +81,11 @@ type Options struct {
 	// fails with ErrNoStore, so a mistyped home is an error, not a new
 	// empty store that later notes silently go to.
 	Create bool
-	// DeferRebuild makes Open fail with ErrNeedsRebuild instead of
-	// rebuilding an index that needs it (a new schema after an upgrade,
-	// damage): for callers on a latency budget, such as hooks, which start
-	// the rebuild in the background instead (17 s at 100,000 notes).
+	// DeferRebuild makes Open, and an operation that meets damage, fail
+	// with [ErrNeedsRebuild] instead of rebuilding an index that needs it
+	// (a new schema after an upgrade, damage): for callers on a latency
+	// budget, such as hooks, which start the rebuild in the background
+	// instead (17 s at 100,000 notes).
 	DeferRebuild bool
 	// Server marks a process that answers many requests (the MCP server,
 	// the web UI, serve): its index keeps prepared statements for its
@@ -163,8 +164,13 @@ type Store struct {
 }
 
 // Open opens the store at home; with Options.Create it sets one up when
-// home holds none. A missing, outdated or corrupt index.db is rebuilt
-// from the note files.
+// home holds none. Its index is opened in one pass (openIndex, in
+// indexguard.go, describes it): a missing, outdated or damaged index.db
+// is rebuilt from the note files by the one owner of rebuilds (with
+// [Options.DeferRebuild], Open fails with [ErrNeedsRebuild] instead); a
+// healthy one is used as it is. Open never reads the note files to
+// compare them with the index: a caller that wants edits made behind the
+// index's back picked up asks for it with [Store.Reconcile].
 func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	if !opts.Create && !IsStore(home) {
 		return nil, fmt.Errorf("%w at %s; run `anamnesis init`", ErrNoStore, home)
@@ -210,13 +216,28 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.setUpEmbedder(opts, cfg)
+	for _, d := range []string{home, s.memory.Root, s.local.Root} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("create store directory %s: %w", d, err)
+		}
+	}
+	if err := s.openIndex(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// setUpEmbedder sets up the semantic leg: the embedder Options gives, or
+// the one config.json names, and the cosine and wait of prompt recall.
+func (s *Store) setUpEmbedder(opts Options, cfg Config) {
 	s.embedder = opts.Embedder
 	if s.embedder == nil && cfg.Embedder != nil && opts.NewEmbedder != nil {
 		e, err := opts.NewEmbedder(*cfg.Embedder)
 		if err != nil {
 			// The vector leg is an addition: without it search is BM25.
 			s.embedderErr = err
-			s.notice(fmt.Sprintf("embedder in %s not used: %v; search is BM25 only", filepath.Join(home, ConfigFile), err))
+			s.notice(fmt.Sprintf("embedder in %s not used: %v; search is BM25 only", filepath.Join(s.home, ConfigFile), err))
 		} else {
 			s.embedder = e
 		}
@@ -230,15 +251,6 @@ func Open(ctx context.Context, home string, opts Options) (*Store, error) {
 			s.recallTimeout = time.Duration(e.PromptTimeoutMS) * time.Millisecond
 		}
 	}
-	for _, d := range []string{home, s.memory.Root, s.local.Root} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("create store directory %s: %w", d, err)
-		}
-	}
-	if err := s.openIndex(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // Close releases the index.
