@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 )
 
 // obj is a JSON object that keeps its key order, so rewriting a user's
@@ -126,4 +129,24 @@ func equalJSON(a, b []byte) bool {
 		return false
 	}
 	return bytes.Equal(x.Bytes(), y.Bytes())
+}
+
+// readObjFile reads the JSON object file at path, which may not exist
+// yet, and the object under key in it (nil when absent). What does not
+// parse is an error naming the file: a plan refuses before anything is
+// written.
+func readObjFile(path, key string) (old []byte, doc, sub obj, err error) {
+	old, err = os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if doc, err = parseObj(old); err != nil {
+		return old, nil, nil, fmt.Errorf("%s is not valid JSON (%v); fix it and run again", path, err)
+	}
+	if raw, ok := doc.get(key); ok {
+		if sub, err = parseObj(raw); err != nil {
+			return old, nil, nil, fmt.Errorf("%s: %q is not a JSON object (%v); fix it and run again", path, key, err)
+		}
+	}
+	return old, doc, sub, nil
 }

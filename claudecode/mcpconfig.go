@@ -27,21 +27,11 @@ func ClaudeJSON(userHome string) string {
 // user scope (what `claude mcp add --scope user` writes), or without it.
 func PlanMCPConfig(path, binary, storeHome string, install bool) (SettingsPlan, error) {
 	plan := SettingsPlan{Path: path}
-	data, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return plan, fmt.Errorf("read %s: %w", path, err)
-	}
-	plan.Old = data
-	doc, err := parseObj(data)
+	old, doc, servers, err := readObjFile(path, "mcpServers")
 	if err != nil {
-		return plan, fmt.Errorf("%s is not valid JSON (%v); fix it and run again", path, err)
+		return plan, err
 	}
-	var servers obj
-	if raw, ok := doc.get("mcpServers"); ok {
-		if servers, err = parseObj(raw); err != nil {
-			return plan, fmt.Errorf("%s: \"mcpServers\" is not a JSON object (%v)", path, err)
-		}
-	}
+	plan.Old = old
 	servers.del(MCPServerName)
 	if install {
 		servers = append(servers, kv{MCPServerName, MCPServerJSON(binary, storeHome)})

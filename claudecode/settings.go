@@ -2,9 +2,7 @@ package claudecode
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,21 +151,11 @@ type Setup struct {
 func PlanSettings(claudeDir string, s Setup, install bool) (SettingsPlan, error) {
 	p := filepath.Join(claudeDir, "settings.json")
 	plan := SettingsPlan{Path: p}
-	data, err := os.ReadFile(p)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return plan, fmt.Errorf("read %s: %w", p, err)
-	}
-	plan.Old = data
-	settings, err := parseObj(data)
+	old, settings, hooksObj, err := readObjFile(p, "hooks")
 	if err != nil {
-		return plan, fmt.Errorf("%s is not valid JSON (%v); fix it and run again", p, err)
+		return plan, err
 	}
-	var hooksObj obj
-	if raw, ok := settings.get("hooks"); ok {
-		if hooksObj, err = parseObj(raw); err != nil {
-			return plan, fmt.Errorf("%s: \"hooks\" is not a JSON object (%v); fix it and run again", p, err)
-		}
-	}
+	plan.Old = old
 	var groups []kv
 	if install {
 		groups = ourGroups(s.Form, s.Binary, s.Home)
