@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -55,6 +56,10 @@ type Repo struct {
 	// treeEntries counts the entries of every tree encoded (the work a
 	// commit's trees cost); tests read it.
 	treeEntries int
+	// indexDecodes counts whole decodes of .git/index (loadIndex): a
+	// commit of a few paths and a sync with nothing to do need none;
+	// tests read it.
+	indexDecodes atomic.Int32 // atomic: Dirty runs beside a commit
 }
 
 // Open opens the repository at dir, initializing it (branch main) on first
