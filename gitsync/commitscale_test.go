@@ -483,3 +483,57 @@ func diffTrees(from, to map[string]entry) map[string]change {
 	}
 	return out
 }
+
+// A directory tree over storedTreeBytes is written uncompressed, as
+// zlib's stored blocks: git reads it (fsck, status, write-tree of the
+// same entries agree), and the next commit into that directory starts
+// from it.
+func TestLargeTreeIsStoredAndReadable(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(ctx, dir, "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "semantic")
+	if err := os.MkdirAll(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := storedTreeBytes/40 + 100 // each entry: mode, a name of 19 bytes, NUL and a hash
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(big, fmt.Sprintf("note-%09d.md", i)), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := r.CommitAll(ctx); err != nil || !ok {
+		t.Fatalf("commit: %v %v", ok, err)
+	}
+	looseSize := func() (raw, file int64) {
+		h := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "HEAD:semantic"))
+		fi, err := os.Stat(filepath.Join(r.GitDir(), "objects", h[:2], h[2:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64
+		fmt.Sscan(testutil.Git(t, dir, "cat-file", "-s", h), &size)
+		return size, fi.Size()
+	}
+	if raw, file := looseSize(); raw <= storedTreeBytes || file < raw {
+		t.Fatalf("tree of %d bytes stored in %d: want over %d, uncompressed", raw, file, storedTreeBytes)
+	}
+	if err := os.WriteFile(filepath.Join(big, "note-000000007.md"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.CommitPaths(ctx, []string{"semantic/note-000000007.md"}); err != nil || !ok {
+		t.Fatalf("commit of one note: %v %v", ok, err)
+	}
+	if head, got := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "HEAD^{tree}")), gitTreeOfIndex(t, dir); got != head {
+		t.Errorf("HEAD's tree %s, git makes %s of the index", head, got)
+	}
+	if st := testutil.Git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status not clean:\n%s", st)
+	}
+	if got := testutil.Git(t, dir, "show", "HEAD:semantic/note-000000007.md"); got != "edited" {
+		t.Errorf("committed %q", got)
+	}
+	testutil.Git(t, dir, "fsck", "--strict")
+}

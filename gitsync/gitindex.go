@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"sort"
 	"strconv"
@@ -84,7 +83,10 @@ func scanIndex(r io.Reader, size int64, fn func(rawIndexEntry) error) (indexScan
 	if body < indexHeaderLen {
 		return scan, errNotFast
 	}
-	sr := &summedReader{r: bufio.NewReaderSize(r, 256<<10), sum: sha1.New()}
+	// Hashed as it is read, in the reader's large pieces (per entry, the
+	// calls cost a third more), up to the checksum.
+	sum := sha1.New()
+	sr := &indexReader{r: bufio.NewReaderSize(io.TeeReader(r, &prefixWriter{w: sum, n: body}), 256<<10)}
 	hdr, err := sr.take(indexHeaderLen)
 	if err != nil {
 		return scan, fmt.Errorf("git index: %w", err)
@@ -113,9 +115,8 @@ func scanIndex(r io.Reader, size int64, fn func(rawIndexEntry) error) (indexScan
 	if scan.tree, err = sr.extensions(body, scan.count); err != nil {
 		return scan, err
 	}
-	want := sr.sum.Sum(nil)
 	got, err := sr.take(sha1.Size)
-	if err != nil || !bytes.Equal(got, want) {
+	if err != nil || !bytes.Equal(got, sum.Sum(nil)) { // every byte before it read and hashed
 		return scan, fmt.Errorf("git index: checksum mismatch")
 	}
 	if scan.stages {
@@ -124,15 +125,29 @@ func scanIndex(r io.Reader, size int64, fn func(rawIndexEntry) error) (indexScan
 	return scan, nil
 }
 
-// summedReader reads an index in order, hashing what it reads.
-type summedReader struct {
+// indexReader reads an index in order, counting what it took.
+type indexReader struct {
 	r   *bufio.Reader
-	sum hash.Hash
 	off int64
 }
 
+// prefixWriter passes on the first n bytes written to it and drops the
+// rest.
+type prefixWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if k := min(int64(len(b)), p.n); k > 0 {
+		p.w.Write(b[:k]) // a hash.Hash never fails
+		p.n -= k
+	}
+	return len(b), nil
+}
+
 // peek returns the next n bytes without taking them.
-func (s *summedReader) peek(n int) ([]byte, error) {
+func (s *indexReader) peek(n int) ([]byte, error) {
 	b, err := s.r.Peek(n)
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -140,21 +155,20 @@ func (s *summedReader) peek(n int) ([]byte, error) {
 	return b, err
 }
 
-// take returns the next n bytes (at most the buffer's size), hashed.
-func (s *summedReader) take(n int) ([]byte, error) {
+// take returns the next n bytes (at most the buffer's size).
+func (s *indexReader) take(n int) ([]byte, error) {
 	b, err := s.peek(n)
 	if err != nil {
 		return nil, err
 	}
-	s.sum.Write(b)
 	s.r.Discard(n)
 	s.off += int64(n)
 	return b, nil
 }
 
-// skip hashes and drops the next n bytes, however many.
-func (s *summedReader) skip(n int64) error {
-	m, err := io.CopyN(s.sum, s.r, n)
+// skip drops the next n bytes, however many.
+func (s *indexReader) skip(n int64) error {
+	m, err := io.CopyN(io.Discard, s.r, n)
 	s.off += m
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -163,7 +177,7 @@ func (s *summedReader) skip(n int64) error {
 }
 
 // entry takes the next entry, which must end before body.
-func (s *summedReader) entry(body int64) (rawIndexEntry, error) {
+func (s *indexReader) entry(body int64) (rawIndexEntry, error) {
 	if s.off+entryFixedLen > body {
 		return rawIndexEntry{}, errors.New("truncated")
 	}
@@ -194,7 +208,7 @@ func (s *summedReader) entry(body int64) (rawIndexEntry, error) {
 // (the untracked cache the git CLI may write) is skipped, and dropped by
 // the next save; a required one is errNotFast: go-git's decoder says
 // what it makes of it.
-func (s *summedReader) extensions(body int64, n int) (plumbing.Hash, error) {
+func (s *indexReader) extensions(body int64, n int) (plumbing.Hash, error) {
 	var tree plumbing.Hash
 	for s.off+8 <= body {
 		h, err := s.take(8)

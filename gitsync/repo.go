@@ -524,11 +524,11 @@ func (g *Repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 // writeLoose stores an object as a loose file unless it exists already
 // (most trees of a commit do). It compresses at zlib's fastest level, as
 // git does by default (core.looseCompression 1): go-git's writer uses the
-// default level, and at 100,000 notes compressing the one 2 MB directory
-// tree a commit rewrites was a quarter of a SessionEnd. Like go-git's
-// writer and git's, it writes a temporary file and renames it into place,
-// without fsync: an object lost to a power cut is one the ref written
-// after it (fsynced) may name, which git's own loose objects share.
+// default level. A tree over storedTreeBytes is not compressed at all
+// (see there). Like go-git's writer and git's, it writes a temporary
+// file and renames it into place, without fsync: an object lost to a
+// power cut is one the ref written after it (fsynced) may name, which
+// git's own loose objects share.
 func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
 	hex := h.String()
@@ -553,7 +553,11 @@ func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, er
 		return plumbing.ZeroHash, fmt.Errorf("write %s %s: %w", t, hex, err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	zw, err := zlib.NewWriterLevel(bw, zlib.BestSpeed)
+	level := zlib.BestSpeed
+	if t == plumbing.TreeObject && len(data) > storedTreeBytes {
+		level = zlib.NoCompression
+	}
+	zw, err := zlib.NewWriterLevel(bw, level)
 	if err != nil {
 		return fail(err)
 	}
@@ -582,6 +586,17 @@ func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, er
 	}
 	return h, nil
 }
+
+// storedTreeBytes is the size above which a tree is written as zlib's
+// stored blocks, uncompressed (a valid zlib stream: git and go-git read
+// it as any other). The tree of a directory of 33,000 notes is 1.9 MB and
+// every commit into that directory rewrites it: at level 1, compressing it
+// (to 1.34 MB: its 20-byte hashes do not compress) was 23 ms of a write's
+// CPU at 100,000 notes, and inflating it again for the next commit 15 ms,
+// together half of the commit. Stored, both are a copy. The price is disk:
+// 0.6 MB more per commit into such a directory until git gc packs the
+// versions as deltas of each other, where the level no longer matters.
+const storedTreeBytes = 256 << 10
 
 // treeEntryLess orders tree entries as git sorts a tree (compareTreeKeys).
 func treeEntryLess(a, b object.TreeEntry) bool {
