@@ -1,3 +1,5 @@
+//go:build unix
+
 package gitsync
 
 import (
@@ -5,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -49,6 +52,19 @@ func benchStore(b *testing.B) *Repo {
 	return r
 }
 
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports CPU time per operation since start: on a loaded
+// machine a steadier figure than the wall time.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
 // BenchmarkCommitOneNote is a write's commit: one new note into a
 // directory of a third of the store (go test -bench CommitOneNote
 // -benchmem; ANAMNESIS_BENCH_NOTES=100000 for the scale target).
@@ -56,6 +72,7 @@ func BenchmarkCommitOneNote(b *testing.B) {
 	r := benchStore(b)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b, cpuTime())
 	for i := range b.N {
 		rel := fmt.Sprintf("semantic/bench-%d-%d.md", time.Now().UnixNano(), i)
 		if err := os.WriteFile(filepath.Join(r.Dir(), filepath.FromSlash(rel)), []byte(fmt.Sprintf("bench note %d\n", i)), 0o644); err != nil {
@@ -73,6 +90,7 @@ func BenchmarkCommitAllNothingToDo(b *testing.B) {
 	r := benchStore(b)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b, cpuTime())
 	for range b.N {
 		if _, ok, err := r.CommitAll(ctx); err != nil || ok {
 			b.Fatalf("commit: %v %v", ok, err)

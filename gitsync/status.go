@@ -174,7 +174,11 @@ func (g *Repo) statIndexed(ctx context.Context) (indexedFiles, indexScan, error)
 	if run > 0 {
 		ix.perDir[string(dir)] += run
 	}
-	ix.suspects = ch.wait()
+	var werr error
+	ix.suspects, werr = ch.wait()
+	if err == nil {
+		err = werr
+	}
 	return ix, scan, err
 }
 
@@ -184,6 +188,7 @@ type statChecker struct {
 	ctx        context.Context
 	root       string
 	racyBefore time.Time
+	err        error // opening the root
 	batches    chan []byte
 	batch      []byte
 	wg         sync.WaitGroup
@@ -217,42 +222,49 @@ func (c *statChecker) add(raw []byte) {
 }
 
 // wait checks what is queued and returns the suspects.
-func (c *statChecker) wait() []suspect {
+func (c *statChecker) wait() ([]suspect, error) {
 	if len(c.batch) > 0 {
 		c.batches <- c.batch
 	}
 	close(c.batches)
 	c.wg.Wait()
-	return c.found
+	return c.found, c.err
 }
 
 func (c *statChecker) work() {
 	defer c.wg.Done()
 	var found []suspect
+	st, err := openStatter(c.root)
+	if err == nil {
+		defer st.close()
+	}
 	for b := range c.batches {
-		if c.ctx.Err() != nil {
-			continue // drained, not checked: the caller returns ctx's error
+		if err != nil || c.ctx.Err() != nil {
+			continue // drained, not checked: the caller returns the error
 		}
 		for len(b) > 0 {
 			n := entryFixedLen + int(binary.BigEndian.Uint16(b[60:62])&nameMask)
-			if s, ok := c.check(b[:n]); !ok {
+			if s, ok := c.check(st, b[:n]); !ok {
 				found = append(found, s)
 			}
 			b = b[n:]
 		}
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.found = append(c.found, found...)
-	c.mu.Unlock()
+	if err != nil {
+		c.err = err
+	}
 }
 
 // check compares one raw entry with its file: ok when the file is as
 // indexed (same mode, size and mtime, and not racily clean).
-func (c *statChecker) check(raw []byte) (suspect, bool) {
+func (c *statChecker) check(st *worktreeStatter, raw []byte) (suspect, bool) {
 	s := suspect{path: string(raw[entryFixedLen:])}
 	s.mode = filemode.FileMode(binary.BigEndian.Uint32(raw[24:28]))
 	copy(s.hash[:], raw[40:60])
-	wf, err := statFile(filepath.Join(c.root, filepath.FromSlash(s.path)))
+	wf, err := st.stat(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.gone = true
 		return s, false
