@@ -192,71 +192,101 @@ func (g *Repo) realParents(rel string) error {
 // paths whose content or mode changed (a commit's changes) and whether any
 // entry changed at all (the index then needs saving).
 func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []string, known map[string]*gitindex.Entry) (changed []string, touched bool, err error) {
-	racyBefore := time.Now().Add(-2 * time.Second)
-	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
-		racyBefore = fi.ModTime()
-	}
+	racyBefore := g.racyBefore()
 	stats, err := g.statAll(ctx, paths)
 	if err != nil {
 		return changed, touched, err // nothing written yet: the index is saved by the caller only on success
 	}
 	for i, rel := range paths {
-		e := known[rel]
-		abs := filepath.Join(g.dir, filepath.FromSlash(rel))
-		wf, err := stats[i].wf, stats[i].err
-		if errors.Is(err, fs.ErrNotExist) {
-			if e != nil {
-				for {
-					if _, err := idx.Remove(rel); err != nil {
-						break // every stage
-					}
-				}
-				delete(known, rel)
-				changed, touched = append(changed, rel), true
-			}
-			continue
-		}
+		c, t, err := g.stageOne(idx, known, rel, stats[i], racyBefore)
 		if err != nil {
-			return changed, touched, fmt.Errorf("stat %s: %w", abs, err)
+			return changed, touched, err
 		}
-		if wf.size > MaxBlobBytes {
-			// Every other machine refuses a file this large (a note is
-			// at most MaxBlobBytes): committing it would stop their syncs.
-			// It stays out of history, its last committed version (if
-			// any) in; the sync's report names it.
-			g.tooLarge = append(g.tooLarge, rel)
-			continue
-		}
-		// Same size and mtime as indexed, and not modified in the same
-		// instant the index was written ("racily clean"): unchanged.
-		if e != nil && e.Stage == 0 && e.Mode == wf.mode && int64(e.Size) == wf.size &&
-			e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
-			continue
-		}
-		touched = true
-		data, err := os.ReadFile(abs)
-		if err != nil {
-			return changed, touched, fmt.Errorf("read %s: %w", abs, err)
-		}
-		h := blobHash(data)
-		if e == nil || e.Hash != h || e.Mode != wf.mode || e.Stage != 0 {
-			if _, err := g.writeBlob(data); err != nil {
-				return changed, touched, err
-			}
+		if c {
 			changed = append(changed, rel)
 		}
-		if e == nil || e.Stage != 0 {
-			for {
-				if _, err := idx.Remove(rel); err != nil {
-					break // also drops conflict stages a git CLI merge left
-				}
-			}
-			e = idx.Add(rel)
-			known[rel] = e
-		}
-		e.Hash, e.Mode, e.Size, e.ModifiedAt = h, wf.mode, uint32(wf.size), wf.mtime
+		touched = touched || t
 	}
 	return changed, touched, nil
+}
+
+// racyBefore is the instant before which a file's mtime can be trusted
+// to show every change to it: the index's own mtime (a file modified in
+// the same instant the index was written is "racily clean" and hashed).
+func (g *Repo) racyBefore() time.Time {
+	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
+		return fi.ModTime()
+	}
+	return time.Now().Add(-2 * time.Second)
+}
+
+// stageOne is stageTouched for the path rel, which st describes: whether
+// its content or mode changed, and whether its entry changed at all.
+func (g *Repo) stageOne(idx *gitindex.Index, known map[string]*gitindex.Entry, rel string, st statResult, racyBefore time.Time) (changed, touched bool, err error) {
+	e := known[rel]
+	if errors.Is(st.err, fs.ErrNotExist) {
+		if e == nil {
+			return false, false, nil
+		}
+		removeEntries(idx, rel)
+		delete(known, rel)
+		return true, true, nil
+	}
+	if keep, err := g.keepEntry(e, rel, st, racyBefore); keep || err != nil {
+		return false, false, err
+	}
+	abs := filepath.Join(g.dir, filepath.FromSlash(rel))
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return false, true, fmt.Errorf("read %s: %w", abs, err)
+	}
+	h := blobHash(data)
+	if e == nil || e.Hash != h || e.Mode != st.wf.mode || e.Stage != 0 {
+		if _, err := g.writeBlob(data); err != nil {
+			return false, true, err
+		}
+		changed = true
+	}
+	if e == nil || e.Stage != 0 {
+		removeEntries(idx, rel) // also drops conflict stages a git CLI merge left
+		e = idx.Add(rel)
+		known[rel] = e
+	}
+	e.Hash, e.Mode, e.Size, e.ModifiedAt = h, st.wf.mode, uint32(st.wf.size), st.wf.mtime
+	return changed, true, nil
+}
+
+// keepEntry reports whether rel's entry e stays as it is without reading
+// the file: it is stat-clean, or the file is too large to commit.
+func (g *Repo) keepEntry(e *gitindex.Entry, rel string, st statResult, racyBefore time.Time) (bool, error) {
+	if st.err != nil {
+		return false, fmt.Errorf("stat %s: %w", filepath.Join(g.dir, filepath.FromSlash(rel)), st.err)
+	}
+	if st.wf.size > MaxBlobBytes {
+		// Every other machine refuses a file this large (a note is
+		// at most MaxBlobBytes): committing it would stop their syncs.
+		// It stays out of history, its last committed version (if
+		// any) in; the sync's report names it.
+		g.tooLarge = append(g.tooLarge, rel)
+		return true, nil
+	}
+	return e != nil && e.Stage == 0 && statClean(e, st.wf, racyBefore), nil
+}
+
+// statClean reports whether the file wf is as its entry e records it:
+// same mode, size and mtime, and not modified in the same instant the
+// index was written ("racily clean", then it is hashed).
+func statClean(e *gitindex.Entry, wf worktreeFile, racyBefore time.Time) bool {
+	return e.Mode == wf.mode && int64(e.Size) == wf.size && e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore)
+}
+
+// removeEntries drops every stage of rel from idx.
+func removeEntries(idx *gitindex.Index, rel string) {
+	for {
+		if _, err := idx.Remove(rel); err != nil {
+			return
+		}
+	}
 }
 
 // statResult is statFile's answer for one path.
@@ -629,7 +659,7 @@ func (g *Repo) Dirty() (bool, error) {
 		return g.dirtyByDecodedIndex()
 	}
 	for _, s := range st.suspects {
-		if !g.readSame(s) {
+		if s.gone || !g.sameContent(s.path, s.mode, s.hash) {
 			return true, nil
 		}
 	}
@@ -644,6 +674,15 @@ func (g *Repo) dirtyByDecodedIndex() (bool, error) {
 		return false, err
 	}
 	known := entryMap(idx)
+	if differs, err := g.worktreeDiffers(known); differs || err != nil {
+		return differs, err
+	}
+	return g.indexDiffersFromHead(known, mark)
+}
+
+// worktreeDiffers reports whether the worktree's files are not exactly
+// known's: one differs from its entry, is not in it, or is gone.
+func (g *Repo) worktreeDiffers(known map[string]*gitindex.Entry) (bool, error) {
 	paths, err := g.worktreePaths(false) // no lock held: look, never touch
 	if errors.Is(err, ErrSymlink) {
 		return true, nil // a link is not committed (sync refuses it; doctor --fix removes it)
@@ -654,30 +693,23 @@ func (g *Repo) dirtyByDecodedIndex() (bool, error) {
 	if len(paths) != len(known) {
 		return true, nil
 	}
-	racyBefore := time.Now().Add(-2 * time.Second)
-	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
-		racyBefore = fi.ModTime()
-	}
+	racyBefore := g.racyBefore()
 	for _, rel := range paths {
 		e := known[rel]
 		if e == nil || e.Stage != 0 {
 			return true, nil
 		}
 		wf, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return true, nil
-		}
-		if e.Mode == wf.mode && int64(e.Size) == wf.size && e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return true, nil
-		}
-		if blobHash(data) != e.Hash || e.Mode != wf.mode {
+		if err != nil || !statClean(e, wf, racyBefore) && !g.sameContent(rel, e.Mode, e.Hash) {
 			return true, nil
 		}
 	}
+	return false, nil
+}
+
+// indexDiffersFromHead reports whether the index's entries (known; mark
+// the tree the index recorded, zero if none) are not HEAD's tree.
+func (g *Repo) indexDiffersFromHead(known map[string]*gitindex.Entry, mark plumbing.Hash) (bool, error) {
 	headTree, err := g.headTree()
 	if err != nil {
 		return false, err

@@ -153,7 +153,7 @@ func (g *Repo) statIndexed(ctx context.Context) (indexedFiles, indexScan, error)
 	defer f.Close()
 	racyBefore := time.Now().Add(-2 * time.Second)
 	if fi, err := f.Stat(); err == nil {
-		racyBefore = fi.ModTime()
+		racyBefore = fi.ModTime() // the index read, even if another is renamed in meanwhile
 	}
 	ch := newStatChecker(ctx, g.dir, racyBefore)
 	var dir []byte
@@ -279,17 +279,14 @@ func (c *statChecker) check(st *worktreeStatter, raw []byte) (suspect, bool) {
 	return s, same
 }
 
-// readSame reports whether the file at the suspect's path has the
-// content and mode its entry records.
-func (g *Repo) readSame(s suspect) bool {
-	if s.gone {
-		return false
-	}
-	abs := filepath.Join(g.dir, filepath.FromSlash(s.path))
+// sameContent reports whether the file at rel has the given mode and
+// content.
+func (g *Repo) sameContent(rel string, mode filemode.FileMode, hash plumbing.Hash) bool {
+	abs := filepath.Join(g.dir, filepath.FromSlash(rel))
 	wf, err := statFile(abs)
-	if err != nil || wf.mode != s.mode {
+	if err != nil || wf.mode != mode {
 		return false
 	}
 	data, err := os.ReadFile(abs)
-	return err == nil && blobHash(data) == s.hash
+	return err == nil && blobHash(data) == hash
 }
