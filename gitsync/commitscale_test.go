@@ -106,6 +106,9 @@ func TestCommitWritesOnlyTheTreesOnItsPath(t *testing.T) {
 		if st := testutil.Git(t, dir, "status", "--porcelain"); st != "" {
 			t.Errorf("%s: git status not clean:\n%s", step, st)
 		}
+		if out, err := testutil.TryGit(dir, "diff", "--cached", "--exit-code", "--stat"); err != nil {
+			t.Errorf("%s: git diff --cached: %v\n%s", step, err, out)
+		}
 	}
 	check("first commit")
 	testutil.Git(t, dir, "fsck", "--strict")
