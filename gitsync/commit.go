@@ -109,7 +109,10 @@ func (g *Repo) openIndex() (*os.File, int64, error) {
 // index as before) or the file may be empty or torn (its checksum fails
 // and loadIndex rebuilds it from HEAD). A SIGKILL cannot tear it: the
 // rename is atomic and the page cache survives the process. fsync of a
-// 10 MB index at 100,000 notes was most of a one-note commit.
+// 10 MB index at 100,000 notes was most of a one-note commit. The same
+// holds for the index a commit of a few paths splices (commitFew, through
+// replaceIndex): a scan that meets a torn file or a tree that is not
+// HEAD's leaves the commit to loadIndex and the whole-index way.
 func (g *Repo) saveIndex(idx *gitindex.Index, tree plumbing.Hash) error {
 	sortIndex(idx)
 	if idx.Version == 0 {
