@@ -2,10 +2,10 @@ package gitsync
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,8 +17,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	gitindex "github.com/go-git/go-git/v5/plumbing/format/index"
-
-	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // Temporary files of in-flight atomic writes; never committed.
@@ -34,6 +32,7 @@ func isTempName(name string) bool {
 // cache of the worktree's stat data and of what is staged, and this
 // package stages nothing it does not commit in the same step.
 func (g *Repo) loadIndex() (*gitindex.Index, plumbing.Hash, error) {
+	g.indexDecodes.Add(1)
 	idx, mark, err := g.readIndexFile()
 	if err == nil {
 		sortIndex(idx)
@@ -56,29 +55,44 @@ func (g *Repo) loadIndex() (*gitindex.Index, plumbing.Hash, error) {
 	return idx, tree, nil
 }
 
-// readIndexFile decodes .git/index from memory: this package's own shape
-// with decodeIndexFast, anything else with go-git's decoder (which reads
-// in small pieces; from a file that is a system call each).
+// readIndexFile decodes .git/index as it streams in: this package's own
+// shape with decodeIndexFast, anything else with go-git's decoder.
 func (g *Repo) readIndexFile() (*gitindex.Index, plumbing.Hash, error) {
-	idx := &gitindex.Index{Version: 2}
-	data, err := os.ReadFile(filepath.Join(g.gitDir, "index"))
+	f, size, err := g.openIndex()
 	if errors.Is(err, fs.ErrNotExist) {
-		return idx, plumbing.ZeroHash, nil
+		return &gitindex.Index{Version: 2}, plumbing.ZeroHash, nil
 	}
 	if err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
-	fast, mark, err := decodeIndexFast(data)
-	if err == nil {
-		return fast, mark, nil
-	}
+	defer f.Close()
+	fast, mark, err := decodeIndexFast(f, size)
 	if !errors.Is(err, errNotFast) {
+		return fast, mark, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
-	if err := gitindex.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
+	// go-git's decoder reads in small pieces: buffered, not a system call each.
+	idx := &gitindex.Index{Version: 2}
+	if err := gitindex.NewDecoder(bufio.NewReaderSize(f, 256<<10)).Decode(idx); err != nil {
 		return nil, plumbing.ZeroHash, err
 	}
 	return idx, plumbing.ZeroHash, nil
+}
+
+// openIndex opens .git/index and says how large it is.
+func (g *Repo) openIndex() (*os.File, int64, error) {
+	f, err := os.Open(filepath.Join(g.gitDir, "index"))
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
 }
 
 // saveIndex writes .git/index through a temporary file and a rename, so a
@@ -95,43 +109,28 @@ func (g *Repo) readIndexFile() (*gitindex.Index, plumbing.Hash, error) {
 // index as before) or the file may be empty or torn (its checksum fails
 // and loadIndex rebuilds it from HEAD). A SIGKILL cannot tear it: the
 // rename is atomic and the page cache survives the process. fsync of a
-// 10 MB index at 100,000 notes was most of a one-note commit.
+// 10 MB index at 100,000 notes was most of a one-note commit. The same
+// holds for the index a commit of a few paths splices (commitFew, through
+// replaceIndex): a scan that meets a torn file or a tree that is not
+// HEAD's leaves the commit to loadIndex and the whole-index way.
 func (g *Repo) saveIndex(idx *gitindex.Index, tree plumbing.Hash) error {
 	sortIndex(idx)
 	if idx.Version == 0 {
 		idx.Version = 2
 	}
-	p := filepath.Join(g.gitDir, "index")
-	f, err := os.CreateTemp(g.gitDir, "index.anamnesis-tmp-*")
-	if err != nil {
-		return fmt.Errorf("write git index: %w", err)
-	}
-	tmp := f.Name()
-	if fastEncodable(idx) {
+	return g.replaceIndex(func(w io.Writer) error {
+		if !fastEncodable(idx) {
+			bw := bufio.NewWriterSize(w, 256<<10)
+			if err := gitindex.NewEncoder(bw).Encode(idx); err != nil {
+				return err
+			}
+			return bw.Flush()
+		}
 		if hasStages(idx) {
 			tree = plumbing.ZeroHash
 		}
-		err = encodeIndexFast(f, idx, tree)
-	} else {
-		bw := bufio.NewWriterSize(f, 256<<10)
-		if err = gitindex.NewEncoder(bw).Encode(idx); err == nil {
-			err = bw.Flush()
-		}
-	}
-	if err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("write git index: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write git index: %w", err)
-	}
-	if err := platform.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("replace git index: %w", err)
-	}
-	return nil
+		return encodeIndexFast(w, idx, tree)
+	})
 }
 
 // worktreeFile is the state of one file on disk.
@@ -196,71 +195,101 @@ func (g *Repo) realParents(rel string) error {
 // paths whose content or mode changed (a commit's changes) and whether any
 // entry changed at all (the index then needs saving).
 func (g *Repo) stageTouched(ctx context.Context, idx *gitindex.Index, paths []string, known map[string]*gitindex.Entry) (changed []string, touched bool, err error) {
-	racyBefore := time.Now().Add(-2 * time.Second)
-	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
-		racyBefore = fi.ModTime()
-	}
+	racyBefore := g.racyBefore()
 	stats, err := g.statAll(ctx, paths)
 	if err != nil {
 		return changed, touched, err // nothing written yet: the index is saved by the caller only on success
 	}
 	for i, rel := range paths {
-		e := known[rel]
-		abs := filepath.Join(g.dir, filepath.FromSlash(rel))
-		wf, err := stats[i].wf, stats[i].err
-		if errors.Is(err, fs.ErrNotExist) {
-			if e != nil {
-				for {
-					if _, err := idx.Remove(rel); err != nil {
-						break // every stage
-					}
-				}
-				delete(known, rel)
-				changed, touched = append(changed, rel), true
-			}
-			continue
-		}
+		c, t, err := g.stageOne(idx, known, rel, stats[i], racyBefore)
 		if err != nil {
-			return changed, touched, fmt.Errorf("stat %s: %w", abs, err)
+			return changed, touched, err
 		}
-		if wf.size > MaxBlobBytes {
-			// Every other machine refuses a file this large (a note is
-			// at most MaxBlobBytes): committing it would stop their syncs.
-			// It stays out of history, its last committed version (if
-			// any) in; the sync's report names it.
-			g.tooLarge = append(g.tooLarge, rel)
-			continue
-		}
-		// Same size and mtime as indexed, and not modified in the same
-		// instant the index was written ("racily clean"): unchanged.
-		if e != nil && e.Stage == 0 && e.Mode == wf.mode && int64(e.Size) == wf.size &&
-			e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
-			continue
-		}
-		touched = true
-		data, err := os.ReadFile(abs)
-		if err != nil {
-			return changed, touched, fmt.Errorf("read %s: %w", abs, err)
-		}
-		h := blobHash(data)
-		if e == nil || e.Hash != h || e.Mode != wf.mode || e.Stage != 0 {
-			if _, err := g.writeBlob(data); err != nil {
-				return changed, touched, err
-			}
+		if c {
 			changed = append(changed, rel)
 		}
-		if e == nil || e.Stage != 0 {
-			for {
-				if _, err := idx.Remove(rel); err != nil {
-					break // also drops conflict stages a git CLI merge left
-				}
-			}
-			e = idx.Add(rel)
-			known[rel] = e
-		}
-		e.Hash, e.Mode, e.Size, e.ModifiedAt = h, wf.mode, uint32(wf.size), wf.mtime
+		touched = touched || t
 	}
 	return changed, touched, nil
+}
+
+// racyBefore is the instant before which a file's mtime can be trusted
+// to show every change to it: the index's own mtime (a file modified in
+// the same instant the index was written is "racily clean" and hashed).
+func (g *Repo) racyBefore() time.Time {
+	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
+		return fi.ModTime()
+	}
+	return time.Now().Add(-2 * time.Second)
+}
+
+// stageOne is stageTouched for the path rel, which st describes: whether
+// its content or mode changed, and whether its entry changed at all.
+func (g *Repo) stageOne(idx *gitindex.Index, known map[string]*gitindex.Entry, rel string, st statResult, racyBefore time.Time) (changed, touched bool, err error) {
+	e := known[rel]
+	if errors.Is(st.err, fs.ErrNotExist) {
+		if e == nil {
+			return false, false, nil
+		}
+		removeEntries(idx, rel)
+		delete(known, rel)
+		return true, true, nil
+	}
+	if keep, err := g.keepEntry(e, rel, st, racyBefore); keep || err != nil {
+		return false, false, err
+	}
+	abs := filepath.Join(g.dir, filepath.FromSlash(rel))
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return false, true, fmt.Errorf("read %s: %w", abs, err)
+	}
+	h := blobHash(data)
+	if e == nil || e.Hash != h || e.Mode != st.wf.mode || e.Stage != 0 {
+		if _, err := g.writeBlob(data); err != nil {
+			return false, true, err
+		}
+		changed = true
+	}
+	if e == nil || e.Stage != 0 {
+		removeEntries(idx, rel) // also drops conflict stages a git CLI merge left
+		e = idx.Add(rel)
+		known[rel] = e
+	}
+	e.Hash, e.Mode, e.Size, e.ModifiedAt = h, st.wf.mode, uint32(st.wf.size), st.wf.mtime
+	return changed, true, nil
+}
+
+// keepEntry reports whether rel's entry e stays as it is without reading
+// the file: it is stat-clean, or the file is too large to commit.
+func (g *Repo) keepEntry(e *gitindex.Entry, rel string, st statResult, racyBefore time.Time) (bool, error) {
+	if st.err != nil {
+		return false, fmt.Errorf("stat %s: %w", filepath.Join(g.dir, filepath.FromSlash(rel)), st.err)
+	}
+	if st.wf.size > MaxBlobBytes {
+		// Every other machine refuses a file this large (a note is
+		// at most MaxBlobBytes): committing it would stop their syncs.
+		// It stays out of history, its last committed version (if
+		// any) in; the sync's report names it.
+		g.tooLarge = append(g.tooLarge, rel)
+		return true, nil
+	}
+	return e != nil && e.Stage == 0 && statClean(e, st.wf, racyBefore), nil
+}
+
+// statClean reports whether the file wf is as its entry e records it:
+// same mode, size and mtime, and not modified in the same instant the
+// index was written ("racily clean", then it is hashed).
+func statClean(e *gitindex.Entry, wf worktreeFile, racyBefore time.Time) bool {
+	return e.Mode == wf.mode && int64(e.Size) == wf.size && e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore)
+}
+
+// removeEntries drops every stage of rel from idx.
+func removeEntries(idx *gitindex.Index, rel string) {
+	for {
+		if _, err := idx.Remove(rel); err != nil {
+			return
+		}
+	}
 }
 
 // statResult is statFile's answer for one path.
@@ -309,16 +338,30 @@ func (g *Repo) statAll(ctx context.Context, paths []string) ([]statResult, error
 }
 
 // worktreePaths lists every file under the worktree except .git and
-// in-flight temporary files. With removeLeftovers, checkout temporary
-// files are deleted as they are met: only a caller holding the lock may
-// ask for that, because only then is no checkout writing them.
+// in-flight temporary files (see walkWorktree), in no order.
+func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
+	var out []string
+	err := g.walkWorktree(removeLeftovers, func(dir, name string) {
+		if dir != "" {
+			name = dir + "/" + name
+		}
+		out = append(out, name)
+	})
+	return out, err
+}
+
+// walkWorktree calls fn with every file under the worktree except .git
+// and in-flight temporary files: its directory (relative, forward
+// slashes, "" for the root) and its name. A symbolic link is ErrSymlink.
+// With removeLeftovers, checkout temporary files are deleted as they are
+// met: only a caller holding the lock may ask for that, because only
+// then is no checkout writing them.
 //
 // Each directory is read unsorted and paths are built by concatenation:
 // filepath.WalkDir sorts every directory and its callers joined and
 // relativized each path, a quarter of a sync with nothing to do at
 // 100,000 notes. Callers sort or look up as they need.
-func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
-	var out []string
+func (g *Repo) walkWorktree(removeLeftovers bool, fn func(dir, name string)) error {
 	var walk func(abs, rel string) error
 	walk = func(abs, rel string) error {
 		f, err := os.Open(abs)
@@ -335,21 +378,20 @@ func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
 		}
 		for _, d := range entries {
 			name := d.Name()
-			p := filepath.Join(abs, name)
-			r := name
-			if rel != "" {
-				r = rel + "/" + name
-			}
 			switch {
 			case d.IsDir():
 				if name == ".git" {
 					continue
 				}
-				if err := walk(p, r); err != nil {
+				r := name
+				if rel != "" {
+					r = rel + "/" + name
+				}
+				if err := walk(filepath.Join(abs, name), r); err != nil {
 					return err
 				}
 			case d.Type()&fs.ModeSymlink != 0:
-				return fmt.Errorf("%s %w", p, ErrSymlink)
+				return fmt.Errorf("%s %w", filepath.Join(abs, name), ErrSymlink)
 			case isTempName(name):
 				// Under the lock, a checkout temp file was left by a killed
 				// sync. Without it, it may belong to a sync running right now,
@@ -357,18 +399,18 @@ func (g *Repo) worktreePaths(removeLeftovers bool) ([]string, error) {
 				// fail half way. Writers' own temp files (.tmp-anamnesis-*)
 				// are never ours to touch.
 				if removeLeftovers && strings.HasSuffix(name, ".anamnesis-tmp") {
-					os.Remove(p)
+					os.Remove(filepath.Join(abs, name))
 				}
 			default:
-				out = append(out, r)
+				fn(rel, name)
 			}
 		}
 		return nil
 	}
 	if err := walk(g.dir, ""); err != nil {
-		return nil, fmt.Errorf("walk %s: %w", g.dir, err)
+		return fmt.Errorf("walk %s: %w", g.dir, err)
 	}
-	return out, nil
+	return nil
 }
 
 func entryMap(idx *gitindex.Index) map[string]*gitindex.Entry {
@@ -411,6 +453,21 @@ func (g *Repo) CommitAll(ctx context.Context) (Hash, bool, error) {
 }
 
 func (g *Repo) commitAll(ctx context.Context) (plumbing.Hash, bool, error) {
+	msg := g.commitMessage() + "\nsync: commit what changed on disk since the last commit\n"
+	st, err := g.statusByIndex(ctx, true)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	if st.complete {
+		// Every file is indexed and the index is HEAD's: what can have
+		// changed are the suspects, committed as a write's paths are.
+		if len(st.suspects) == 0 {
+			return st.head, false, nil
+		}
+		if h, committed, done, err := g.commitFew(ctx, st.paths(), msg); done || err != nil {
+			return h, committed, err
+		}
+	}
 	idx, mark, err := g.loadIndex()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -419,7 +476,7 @@ func (g *Repo) commitAll(ctx context.Context) (plumbing.Hash, bool, error) {
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	return g.commit(ctx, idx, mark, known, paths, g.commitMessage()+"\nsync: commit what changed on disk since the last commit\n")
+	return g.commit(ctx, idx, mark, known, paths, msg)
 }
 
 // CommitPaths commits the current content of the given worktree paths
@@ -454,6 +511,9 @@ func (g *Repo) commitPathsMessage(ctx context.Context, paths []string, msg strin
 			return plumbing.ZeroHash, false, err
 		}
 	}
+	if h, committed, done, err := g.commitFew(ctx, paths, msg); done || err != nil {
+		return h, committed, err
+	}
 	idx, mark, err := g.loadIndex()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -486,6 +546,29 @@ func (g *Repo) headTree() (plumbing.Hash, error) {
 	return g.commitTree(head)
 }
 
+// headAndTree is the commit main points at and its tree (zero before
+// the first commit).
+func (g *Repo) headAndTree() (head, tree plumbing.Hash, err error) {
+	if head, err = g.head(); err != nil {
+		return head, tree, err
+	}
+	tree, err = g.commitTree(head)
+	return head, tree, err
+}
+
+// changesOf is what updateTree applies for the changed paths: each one's
+// staged entry, nil for a deletion.
+func changesOf(changed []string, known map[string]*gitindex.Entry) map[string]*entry {
+	changes := make(map[string]*entry, len(changed))
+	for _, p := range changed {
+		changes[p] = nil
+		if e := known[p]; e != nil {
+			changes[p] = &entry{Mode: e.Mode, Hash: e.Hash}
+		}
+	}
+	return changes
+}
+
 // commit stages paths (known holds at least their entries) and commits
 // the index with msg ("": the usual message). mark is the tree the index
 // made as loaded (zero if unknown).
@@ -494,11 +577,7 @@ func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, mark plumbing.Ha
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	head, err := g.head()
-	if err != nil {
-		return plumbing.ZeroHash, false, err
-	}
-	headTree, err := g.commitTree(head)
+	head, headTree, err := g.headAndTree()
 	if err != nil {
 		return plumbing.ZeroHash, false, err
 	}
@@ -506,43 +585,43 @@ func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, mark plumbing.Ha
 	if !mark.IsZero() && mark == headTree {
 		// The index was HEAD's tree before staging: HEAD's tree with the
 		// staged changes is the index's tree, built along their paths only.
-		changes := make(map[string]*entry, len(changed))
-		for _, p := range changed {
-			changes[p] = nil
-			if e := known[p]; e != nil {
-				changes[p] = &entry{Mode: e.Mode, Hash: e.Hash}
-			}
-		}
-		if tree, err = g.updateTree(headTree, changes); err != nil {
-			return plumbing.ZeroHash, false, err
-		}
+		tree, err = g.updateTree(headTree, changesOf(changed, known))
 	} else {
 		// An index of unknown or other content (the git CLI wrote it, a
 		// sync was killed between its index and its ref): every tree is
 		// built from it, as git write-tree would.
 		all := entryMap(idx)
+		if head.IsZero() && len(all) == 0 {
+			return head, false, nil
+		}
 		files := make(map[string]entry, len(all))
 		for p, e := range all {
 			files[p] = entry{Mode: e.Mode, Hash: e.Hash}
 		}
-		if tree, err = g.buildTree(files); err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		if head.IsZero() && len(files) == 0 {
-			return head, false, nil
-		}
+		tree, err = g.buildTree(files)
 	}
+	if err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	return g.record(head, headTree, tree, mark, touched, msg, func(tree plumbing.Hash) error { return g.saveIndex(idx, tree) })
+}
+
+// record commits tree on top of head (whose tree is headTree) unless it
+// is headTree, then saves the index with save. mark is the tree the index
+// made before staging and touched whether staging changed any entry: an
+// index whose tree is HEAD's is saved again only then (refreshed stat
+// data speed up the next status; a mark lets the next commit start from
+// HEAD's tree). A zero tree is the empty one (every file deleted).
+func (g *Repo) record(head, headTree, tree, mark plumbing.Hash, touched bool, msg string, save func(tree plumbing.Hash) error) (plumbing.Hash, bool, error) {
 	if tree.IsZero() {
-		// Every file deleted: the empty tree, as buildTree writes it.
+		var err error
 		if tree, err = g.writeTree(nil); err != nil {
 			return plumbing.ZeroHash, false, err
 		}
 	}
 	if tree == headTree {
 		if touched || mark != tree {
-			// Refreshed stat data speeds up the next status; a mark lets
-			// the next commit start from HEAD's tree.
-			return head, false, g.saveIndex(idx, tree)
+			return head, false, save(tree)
 		}
 		return head, false, nil
 	}
@@ -560,7 +639,7 @@ func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, mark plumbing.Ha
 	if err := g.moveBranch(head, c); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
-	if err := g.saveIndex(idx, tree); err != nil {
+	if err := save(tree); err != nil {
 		return plumbing.ZeroHash, false, err
 	}
 	return c, true, nil
@@ -569,13 +648,44 @@ func (g *Repo) commit(ctx context.Context, idx *gitindex.Index, mark plumbing.Ha
 // Dirty reports whether the worktree differs from HEAD. It stops at the
 // first difference and changes nothing, in memory/ or .git, so it is
 // safe without the lock while a sync runs: files whose size and mtime match
-// the index are trusted, the rest are hashed and compared.
+// the index are trusted, the rest are hashed and compared (see
+// statusByIndex).
 func (g *Repo) Dirty() (bool, error) {
+	st, err := g.statusByIndex(context.Background(), false) // no lock held: look, never touch
+	if errors.Is(err, ErrSymlink) {
+		return true, nil // a link is not committed (sync refuses it; doctor --fix removes it)
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.complete {
+		return g.dirtyByDecodedIndex()
+	}
+	for _, s := range st.suspects {
+		if s.gone || !g.sameContent(s.path, s.mode, s.hash) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// dirtyByDecodedIndex is Dirty for an index statusByIndex cannot vouch
+// for: decoded whole, and compared with every file and with HEAD's tree.
+func (g *Repo) dirtyByDecodedIndex() (bool, error) {
 	idx, mark, err := g.loadIndex()
 	if err != nil {
 		return false, err
 	}
 	known := entryMap(idx)
+	if differs, err := g.worktreeDiffers(known); differs || err != nil {
+		return differs, err
+	}
+	return g.indexDiffersFromHead(known, mark)
+}
+
+// worktreeDiffers reports whether the worktree's files are not exactly
+// known's: one differs from its entry, is not in it, or is gone.
+func (g *Repo) worktreeDiffers(known map[string]*gitindex.Entry) (bool, error) {
 	paths, err := g.worktreePaths(false) // no lock held: look, never touch
 	if errors.Is(err, ErrSymlink) {
 		return true, nil // a link is not committed (sync refuses it; doctor --fix removes it)
@@ -586,30 +696,23 @@ func (g *Repo) Dirty() (bool, error) {
 	if len(paths) != len(known) {
 		return true, nil
 	}
-	racyBefore := time.Now().Add(-2 * time.Second)
-	if fi, err := os.Stat(filepath.Join(g.gitDir, "index")); err == nil {
-		racyBefore = fi.ModTime()
-	}
+	racyBefore := g.racyBefore()
 	for _, rel := range paths {
 		e := known[rel]
 		if e == nil || e.Stage != 0 {
 			return true, nil
 		}
 		wf, err := statFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return true, nil
-		}
-		if e.Mode == wf.mode && int64(e.Size) == wf.size && e.ModifiedAt.Equal(wf.mtime) && wf.mtime.Before(racyBefore) {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(g.dir, filepath.FromSlash(rel)))
-		if err != nil {
-			return true, nil
-		}
-		if blobHash(data) != e.Hash || e.Mode != wf.mode {
+		if err != nil || !statClean(e, wf, racyBefore) && !g.sameContent(rel, e.Mode, e.Hash) {
 			return true, nil
 		}
 	}
+	return false, nil
+}
+
+// indexDiffersFromHead reports whether the index's entries (known; mark
+// the tree the index recorded, zero if none) are not HEAD's tree.
+func (g *Repo) indexDiffersFromHead(known map[string]*gitindex.Entry, mark plumbing.Hash) (bool, error) {
 	headTree, err := g.headTree()
 	if err != nil {
 		return false, err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,9 @@ func TestCommitWritesOnlyTheTreesOnItsPath(t *testing.T) {
 		if st := testutil.Git(t, dir, "status", "--porcelain"); st != "" {
 			t.Errorf("%s: git status not clean:\n%s", step, st)
 		}
+		if out, err := testutil.TryGit(dir, "diff", "--cached", "--exit-code", "--stat"); err != nil {
+			t.Errorf("%s: git diff --cached: %v\n%s", step, err, out)
+		}
 	}
 	check("first commit")
 	testutil.Git(t, dir, "fsck", "--strict")
@@ -139,8 +143,13 @@ func TestCommitWritesOnlyTheTreesOnItsPath(t *testing.T) {
 	for _, s := range steps {
 		before := looseObjects(t, r.GitDir())
 		r.treeEntries = 0
+		r.indexDecodes.Store(0)
 		if _, ok, err := r.CommitPaths(ctx, s.do()); err != nil || !ok {
 			t.Fatalf("%s: commit %v %v", s.name, ok, err)
+		}
+		// The index is edited around the changed entries, never decoded.
+		if got := r.indexDecodes.Load(); got != 0 {
+			t.Errorf("%s: the git index was decoded %d times", s.name, got)
 		}
 		if got := looseObjects(t, r.GitDir()) - before; got > s.objects {
 			t.Errorf("%s: wrote %d objects, want at most %d", s.name, got, s.objects)
@@ -164,12 +173,40 @@ func TestCommitWritesOnlyTheTreesOnItsPath(t *testing.T) {
 		t.Fatalf("commit after git: %v %v", ok, err)
 	}
 	check("after the git CLI's commit")
-	// A whole-worktree commit of a change made behind the index's back.
+	// A whole-worktree commit of changes made behind the index's back: an
+	// edit in place, a deletion, and (second) a new file, which takes the
+	// slow way.
+	r.indexDecodes.Store(0)
 	write("semantic/n00001.md", "note 1, edited\n")
+	os.Remove(filepath.Join(dir, "procedural", "n00005.md"))
 	if _, ok, err := r.CommitAll(ctx); err != nil || !ok {
 		t.Fatalf("commit all: %v %v", ok, err)
 	}
+	if got := r.indexDecodes.Load(); got != 0 {
+		t.Errorf("commit all of an edit and a deletion decoded the git index %d times", got)
+	}
 	check("commit all")
+	write("semantic/by-hand.md", "a new note\n")
+	if _, ok, err := r.CommitAll(ctx); err != nil || !ok {
+		t.Fatalf("commit all of a new file: %v %v", ok, err)
+	}
+	check("commit all of a new file")
+	// Nothing to do: nothing decoded, nothing written.
+	r.indexDecodes.Store(0)
+	fi, _ := os.Stat(filepath.Join(r.GitDir(), "index"))
+	time.Sleep(10 * time.Millisecond)
+	if _, ok, err := r.CommitAll(ctx); err != nil || ok {
+		t.Fatalf("commit all with nothing to do: %v %v", ok, err)
+	}
+	if dirty, err := r.Dirty(); err != nil || dirty {
+		t.Errorf("Dirty with nothing to do: %v %v", dirty, err)
+	}
+	if got := r.indexDecodes.Load(); got != 0 {
+		t.Errorf("nothing to do: the git index was decoded %d times", got)
+	}
+	if after, _ := os.Stat(filepath.Join(r.GitDir(), "index")); !after.ModTime().Equal(fi.ModTime()) || !os.SameFile(fi, after) {
+		t.Error("nothing to do: the git index was written")
+	}
 	testutil.Git(t, dir, "fsck", "--strict")
 }
 
@@ -319,7 +356,7 @@ func TestIndexCodecAgreesWithGoGit(t *testing.T) {
 	if err := gitindex.NewDecoder(bytes.NewReader(ours.Bytes())).Decode(viaGoGit); err != nil {
 		t.Fatalf("go-git cannot read our index: %v", err)
 	}
-	back, mark, err := decodeIndexFast(ours.Bytes())
+	back, mark, err := decodeIndexFast(bytes.NewReader(ours.Bytes()), int64(ours.Len()))
 	if err != nil || mark != tree {
 		t.Fatalf("decode: %v, tree %s want %s", err, mark, tree)
 	}
@@ -327,7 +364,7 @@ func TestIndexCodecAgreesWithGoGit(t *testing.T) {
 	if err := gitindex.NewEncoder(&theirs).Encode(idx); err != nil {
 		t.Fatal(err)
 	}
-	fromGoGit, mark, err := decodeIndexFast(theirs.Bytes())
+	fromGoGit, mark, err := decodeIndexFast(bytes.NewReader(theirs.Bytes()), int64(theirs.Len()))
 	if err != nil || !mark.IsZero() {
 		t.Fatalf("decode go-git's index: %v, tree %s", err, mark)
 	}
@@ -345,8 +382,91 @@ func TestIndexCodecAgreesWithGoGit(t *testing.T) {
 	// A flipped byte fails the checksum (loadIndex then rebuilds from HEAD).
 	bad := bytes.Clone(ours.Bytes())
 	bad[100] ^= 1
-	if _, _, err := decodeIndexFast(bad); err == nil {
+	if _, _, err := decodeIndexFast(bytes.NewReader(bad), int64(len(bad))); err == nil {
 		t.Error("a corrupt index decoded")
+	}
+}
+
+// An index edited around a few entries is, byte for byte, the index the
+// whole codec encodes with the same changes: random insertions,
+// replacements and deletions, at the start, the end and between
+// neighbours, with and without a cache tree.
+func TestSplicedIndexEqualsEncoded(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	entry := func(name string, i int) *gitindex.Entry {
+		return &gitindex.Entry{Name: name, Mode: filemode.Regular, Size: uint32(i), Inode: uint32(rng.Intn(1 << 20)),
+			Hash:       plumbing.ComputeHash(plumbing.BlobObject, []byte(fmt.Sprint(name, i))),
+			ModifiedAt: time.Unix(1700000000+int64(rng.Intn(1e6)), int64(rng.Intn(1e9)))}
+	}
+	name := func() string {
+		return fmt.Sprintf("%s/%s%d.md", []string{"a", "a.b", "a/x", "b", "semantic"}[rng.Intn(5)], strings.Repeat("n", rng.Intn(9)), rng.Intn(60))
+	}
+	for round := range 300 {
+		idx := &gitindex.Index{Version: 2}
+		have := map[string]*gitindex.Entry{}
+		for range rng.Intn(40) {
+			if n := name(); have[n] == nil {
+				have[n] = entry(n, round)
+				idx.Entries = append(idx.Entries, have[n])
+			}
+		}
+		sortIndex(idx)
+		var old bytes.Buffer
+		tree := plumbing.ComputeHash(plumbing.TreeObject, []byte(fmt.Sprint(round)))
+		if rng.Intn(4) == 0 {
+			tree = plumbing.ZeroHash
+		}
+		if err := encodeIndexFast(&old, idx, tree); err != nil {
+			t.Fatal(err)
+		}
+		// Random changes: a new entry, a replaced one, or a deletion.
+		staged := map[string]*gitindex.Entry{}
+		var paths []string
+		for range 1 + rng.Intn(5) {
+			n := name()
+			if len(idx.Entries) > 0 && rng.Intn(2) == 0 {
+				n = idx.Entries[rng.Intn(len(idx.Entries))].Name
+			}
+			paths = append(paths, n)
+			if rng.Intn(3) == 0 {
+				staged[n] = nil
+				delete(have, n)
+			} else {
+				staged[n] = entry(n, round+1)
+				have[n] = staged[n]
+			}
+		}
+		slices.Sort(paths)
+		paths = slices.Compact(paths)
+		found, err := findPaths(bytes.NewReader(old.Bytes()), int64(old.Len()), paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found.scan.tree != tree {
+			t.Fatalf("round %d: scanned tree %s, want %s", round, found.scan.tree, tree)
+		}
+		for i, p := range paths {
+			if e := found.entries[i]; (e != nil) != slices.ContainsFunc(idx.Entries, func(x *gitindex.Entry) bool { return x.Name == p }) {
+				t.Fatalf("round %d: %s found %v", round, p, e)
+			}
+		}
+		newTree := plumbing.ComputeHash(plumbing.TreeObject, []byte(fmt.Sprint(round, "new")))
+		var spliced bytes.Buffer
+		if err := writeSplicedIndex(&spliced, bytes.NewReader(old.Bytes()), found.scan, found.edits(staged), newTree); err != nil {
+			t.Fatal(err)
+		}
+		want := &gitindex.Index{Version: 2}
+		for _, e := range have {
+			want.Entries = append(want.Entries, e)
+		}
+		sortIndex(want)
+		var encoded bytes.Buffer
+		if err := encodeIndexFast(&encoded, want, newTree); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(spliced.Bytes(), encoded.Bytes()) {
+			t.Fatalf("round %d: spliced index (%d bytes) differs from the encoded one (%d bytes); paths %v", round, spliced.Len(), encoded.Len(), paths)
+		}
 	}
 }
 
@@ -365,4 +485,58 @@ func diffTrees(from, to map[string]entry) map[string]change {
 		}
 	}
 	return out
+}
+
+// A directory tree over storedTreeBytes is written uncompressed, as
+// zlib's stored blocks: git reads it (fsck, status, write-tree of the
+// same entries agree), and the next commit into that directory starts
+// from it.
+func TestLargeTreeIsStoredAndReadable(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(ctx, dir, "m", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "semantic")
+	if err := os.MkdirAll(big, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n := storedTreeBytes/40 + 100 // each entry: mode, a name of 19 bytes, NUL and a hash
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(big, fmt.Sprintf("note-%09d.md", i)), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := r.CommitAll(ctx); err != nil || !ok {
+		t.Fatalf("commit: %v %v", ok, err)
+	}
+	looseSize := func() (raw, file int64) {
+		h := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "HEAD:semantic"))
+		fi, err := os.Stat(filepath.Join(r.GitDir(), "objects", h[:2], h[2:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64
+		fmt.Sscan(testutil.Git(t, dir, "cat-file", "-s", h), &size)
+		return size, fi.Size()
+	}
+	if raw, file := looseSize(); raw <= storedTreeBytes || file < raw {
+		t.Fatalf("tree of %d bytes stored in %d: want over %d, uncompressed", raw, file, storedTreeBytes)
+	}
+	if err := os.WriteFile(filepath.Join(big, "note-000000007.md"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := r.CommitPaths(ctx, []string{"semantic/note-000000007.md"}); err != nil || !ok {
+		t.Fatalf("commit of one note: %v %v", ok, err)
+	}
+	if head, got := strings.TrimSpace(testutil.Git(t, dir, "rev-parse", "HEAD^{tree}")), gitTreeOfIndex(t, dir); got != head {
+		t.Errorf("HEAD's tree %s, git makes %s of the index", head, got)
+	}
+	if st := testutil.Git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("git status not clean:\n%s", st)
+	}
+	if got := testutil.Git(t, dir, "show", "HEAD:semantic/note-000000007.md"); got != "edited" {
+		t.Errorf("committed %q", got)
+	}
+	testutil.Git(t, dir, "fsck", "--strict")
 }

@@ -50,110 +50,230 @@ const (
 // errNotFast is an index this codec leaves to go-git's.
 var errNotFast = errors.New("index shape left to go-git's decoder")
 
-// decodeIndexFast decodes a version 2 index without extended entries and
-// returns the tree its ANMT extension names (zero without one). Entries
-// are allocated in one slice and their names share one string.
-func decodeIndexFast(data []byte) (*gitindex.Index, plumbing.Hash, error) {
-	var tree plumbing.Hash
-	if len(data) < indexHeaderLen+sha1.Size || !bytes.Equal(data[:4], indexSignature) {
-		return nil, tree, errNotFast
+// indexScan is what one pass over an index found besides its entries.
+type indexScan struct {
+	count      int           // entries
+	entriesEnd int64         // offset just after the last entry
+	tree       plumbing.Hash // the cache tree's root when it vouches for every entry; zero with a conflict stage
+	stages     bool          // some entry is a conflict stage
+}
+
+// rawIndexEntry is one entry as scanIndex hands it over: entry i of count
+// (the header's, checked against the file's size), its offset and padded
+// length in the file, and its bytes (the fixed part, then the name),
+// valid only during the call.
+type rawIndexEntry struct {
+	i, count int
+	off, len int64
+	b        []byte
+}
+
+func (r rawIndexEntry) name() []byte { return r.b[entryFixedLen:] }
+
+// scanIndex reads a version 2 index without extended entries from r
+// (size bytes) in one streamed pass, handing each entry to fn in order,
+// and verifies the checksum over the whole file before it returns: fn
+// may have seen entries of a torn file, so a caller acts on what fn
+// collected only when scanIndex succeeds. Any other shape is errNotFast.
+// Nothing is allocated by a count or a size the file claims: it may be
+// a torn file (see saveIndex).
+func scanIndex(r io.Reader, size int64, fn func(rawIndexEntry) error) (indexScan, error) {
+	var scan indexScan
+	body := size - sha1.Size
+	if body < indexHeaderLen {
+		return scan, errNotFast
 	}
-	if binary.BigEndian.Uint32(data[4:8]) != 2 {
-		return nil, tree, errNotFast
+	// Hashed as it is read, in the reader's large pieces (per entry, the
+	// calls cost a third more), up to the checksum.
+	sum := sha1.New()
+	sr := &indexReader{r: bufio.NewReaderSize(io.TeeReader(r, &prefixWriter{w: sum, n: body}), 256<<10)}
+	hdr, err := sr.take(indexHeaderLen)
+	if err != nil {
+		return scan, fmt.Errorf("git index: %w", err)
 	}
-	body := data[:len(data)-sha1.Size]
-	if sum := sha1.Sum(body); !bytes.Equal(sum[:], data[len(body):]) {
-		return nil, tree, fmt.Errorf("git index: checksum mismatch")
+	if !bytes.Equal(hdr[:4], indexSignature) || binary.BigEndian.Uint32(hdr[4:8]) != 2 {
+		return scan, errNotFast
 	}
-	n := int(binary.BigEndian.Uint32(data[8:12]))
+	scan.count = int(binary.BigEndian.Uint32(hdr[8:12]))
 	// Each entry takes at least 64 bytes: a count the file cannot hold is
-	// refused before anything is allocated by it.
-	if n > (len(body)-indexHeaderLen)/64 {
-		return nil, tree, fmt.Errorf("git index: %d entries do not fit in %d bytes", n, len(data))
+	// refused before a caller allocates by it.
+	if int64(scan.count) > (body-indexHeaderLen)/64 {
+		return scan, fmt.Errorf("git index: %d entries do not fit in %d bytes", scan.count, size)
 	}
+	for i := 0; i < scan.count; i++ {
+		e, err := sr.entry(body)
+		if err != nil {
+			return scan, fmt.Errorf("git index: entry %d: %w", i, err)
+		}
+		e.i, e.count = i, scan.count
+		scan.stages = scan.stages || binary.BigEndian.Uint16(e.b[60:62])>>12&0x3 != 0
+		if err := fn(e); err != nil {
+			return scan, err
+		}
+	}
+	scan.entriesEnd = sr.off
+	if scan.tree, err = sr.extensions(body, scan.count); err != nil {
+		return scan, err
+	}
+	got, err := sr.take(sha1.Size)
+	if err != nil || !bytes.Equal(got, sum.Sum(nil)) { // every byte before it read and hashed
+		return scan, fmt.Errorf("git index: checksum mismatch")
+	}
+	if scan.stages {
+		scan.tree = plumbing.ZeroHash // a conflict: no one tree
+	}
+	return scan, nil
+}
+
+// indexReader reads an index in order, counting what it took.
+type indexReader struct {
+	r   *bufio.Reader
+	off int64
+}
+
+// prefixWriter passes on the first n bytes written to it and drops the
+// rest.
+type prefixWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if k := min(int64(len(b)), p.n); k > 0 {
+		p.w.Write(b[:k]) // a hash.Hash never fails
+		p.n -= k
+	}
+	return len(b), nil
+}
+
+// peek returns the next n bytes without taking them.
+func (s *indexReader) peek(n int) ([]byte, error) {
+	b, err := s.r.Peek(n)
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return b, err
+}
+
+// take returns the next n bytes (at most the buffer's size).
+func (s *indexReader) take(n int) ([]byte, error) {
+	b, err := s.peek(n)
+	if err != nil {
+		return nil, err
+	}
+	s.r.Discard(n)
+	s.off += int64(n)
+	return b, nil
+}
+
+// skip drops the next n bytes, however many.
+func (s *indexReader) skip(n int64) error {
+	m, err := io.CopyN(io.Discard, s.r, n)
+	s.off += m
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// entry takes the next entry, which must end before body.
+func (s *indexReader) entry(body int64) (rawIndexEntry, error) {
+	if s.off+entryFixedLen > body {
+		return rawIndexEntry{}, errors.New("truncated")
+	}
+	fixed, err := s.peek(entryFixedLen)
+	if err != nil {
+		return rawIndexEntry{}, err
+	}
+	flags := binary.BigEndian.Uint16(fixed[60:62])
+	nameLen := int(flags & nameMask)
+	if flags&extendedFlag != 0 || nameLen == nameMask {
+		return rawIndexEntry{}, errNotFast // a name of 4095 bytes or more is not a note
+	}
+	n := (entryFixedLen + nameLen + 8) &^ 7 // NUL-padded to a multiple of 8
+	if s.off+int64(n) > body {
+		return rawIndexEntry{}, errors.New("truncated")
+	}
+	e := rawIndexEntry{off: s.off}
+	b, err := s.take(n)
+	if err != nil {
+		return rawIndexEntry{}, err
+	}
+	e.len, e.b = int64(n), b[:entryFixedLen+nameLen]
+	return e, nil
+}
+
+// extensions reads the extensions up to body and returns the cache
+// tree's root when it vouches for all n entries. An optional extension
+// (the untracked cache the git CLI may write) is skipped, and dropped by
+// the next save; a required one is errNotFast: go-git's decoder says
+// what it makes of it.
+func (s *indexReader) extensions(body int64, n int) (plumbing.Hash, error) {
+	var tree plumbing.Hash
+	for s.off+8 <= body {
+		h, err := s.take(8)
+		if err != nil {
+			return tree, fmt.Errorf("git index: %w", err)
+		}
+		sig, size := string(h[:4]), int64(binary.BigEndian.Uint32(h[4:8]))
+		if size > body-s.off {
+			return tree, fmt.Errorf("git index: extension %q truncated", sig)
+		}
+		if sig[0] < 'A' || sig[0] > 'Z' {
+			return tree, errNotFast
+		}
+		if sig == string(treeExtSig) {
+			// The root node comes first and is short: "" NUL, two
+			// counts and a hash.
+			head, err := s.peek(int(min(size, 128)))
+			if err != nil {
+				return tree, fmt.Errorf("git index: %w", err)
+			}
+			if h, ok := cacheTreeRoot(head, n); ok {
+				tree = h
+			}
+		}
+		if err := s.skip(size); err != nil {
+			return tree, fmt.Errorf("git index: extension %q: %w", sig, err)
+		}
+	}
+	if s.off != body {
+		return tree, fmt.Errorf("git index: %d stray bytes after the entries", body-s.off)
+	}
+	return tree, nil
+}
+
+// decodeIndexFast decodes a version 2 index without extended entries
+// (size bytes from r) and returns the tree its cache tree's root names
+// (zero without one, or with a conflict stage). Entries are allocated in
+// one slice and their names share one string.
+func decodeIndexFast(r io.Reader, size int64) (*gitindex.Index, plumbing.Hash, error) {
+	var entries []gitindex.Entry
+	var nameEnds []int
 	// Names share one string holding only the names (4 MB at 100,000
-	// notes, where a copy of the whole file would be 10 MB): a first pass
-	// sizes it.
-	total := 0
-	for i, off := 0, indexHeaderLen; i < n && off+entryFixedLen <= len(body); i++ {
-		l := int(binary.BigEndian.Uint16(body[off+60:off+62]) & nameMask)
-		total += l
-		off += (entryFixedLen + l + 8) &^ 7
-	}
+	// notes, where a copy of the whole file would be 10 MB).
 	var nb strings.Builder
-	nb.Grow(total)
-	nameEnds := make([]int, n)
-	entries := make([]gitindex.Entry, n)
-	idx := &gitindex.Index{Version: 2, Entries: make([]*gitindex.Entry, n)}
-	off := indexHeaderLen
-	for i := range entries {
-		if off+entryFixedLen > len(body) {
-			return nil, tree, fmt.Errorf("git index: entry %d truncated", i)
+	scan, err := scanIndex(r, size, func(e rawIndexEntry) error {
+		if e.i == 0 {
+			entries, nameEnds = make([]gitindex.Entry, 0, e.count), make([]int, 0, e.count)
+			nb.Grow(int(size) - indexHeaderLen - e.count*entryFixedLen) // names, padding and extensions
 		}
-		b := body[off:]
-		flags := binary.BigEndian.Uint16(b[60:62])
-		if flags&extendedFlag != 0 {
-			return nil, tree, errNotFast
-		}
-		nameLen := int(flags & nameMask)
-		if nameLen == nameMask {
-			return nil, tree, errNotFast // a name of 4095 bytes or more: not a note
-		}
-		if off+entryFixedLen+nameLen > len(body) {
-			return nil, tree, fmt.Errorf("git index: entry %d truncated", i)
-		}
-		e := &entries[i]
-		if s, ns := binary.BigEndian.Uint32(b[0:4]), binary.BigEndian.Uint32(b[4:8]); s != 0 || ns != 0 {
-			e.CreatedAt = time.Unix(int64(s), int64(ns))
-		}
-		if s, ns := binary.BigEndian.Uint32(b[8:12]), binary.BigEndian.Uint32(b[12:16]); s != 0 || ns != 0 {
-			e.ModifiedAt = time.Unix(int64(s), int64(ns))
-		}
-		e.Dev = binary.BigEndian.Uint32(b[16:20])
-		e.Inode = binary.BigEndian.Uint32(b[20:24])
-		e.Mode = filemode.FileMode(binary.BigEndian.Uint32(b[24:28]))
-		e.UID = binary.BigEndian.Uint32(b[28:32])
-		e.GID = binary.BigEndian.Uint32(b[32:36])
-		e.Size = binary.BigEndian.Uint32(b[36:40])
-		copy(e.Hash[:], b[40:60])
-		e.Stage = gitindex.Stage(flags>>12) & 0x3
-		nb.Write(b[entryFixedLen : entryFixedLen+nameLen])
-		nameEnds[i] = nb.Len()
-		idx.Entries[i] = e
-		off += (entryFixedLen + nameLen + 8) &^ 7 // NUL-padded to a multiple of 8
+		entries = append(entries, gitindex.Entry{})
+		decodeEntryFixed(e.b, &entries[len(entries)-1])
+		nb.Write(e.name())
+		nameEnds = append(nameEnds, nb.Len())
+		return nil
+	})
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
 	}
+	idx := &gitindex.Index{Version: 2, Entries: make([]*gitindex.Entry, len(entries))}
 	names, start := nb.String(), 0
 	for i := range entries {
 		entries[i].Name, start = names[start:nameEnds[i]], nameEnds[i]
+		idx.Entries[i] = &entries[i]
 	}
-	for off+8 <= len(body) {
-		sig, size := body[off:off+4], int(binary.BigEndian.Uint32(body[off+4:off+8]))
-		off += 8
-		if size > len(body)-off {
-			return nil, tree, fmt.Errorf("git index: extension %q truncated", sig)
-		}
-		switch {
-		case bytes.Equal(sig, treeExtSig):
-			if h, ok := cacheTreeRoot(body[off:off+size], n); ok {
-				tree = h
-			}
-		case sig[0] < 'A' || sig[0] > 'Z':
-			return nil, tree, errNotFast // a required extension: go-git's decoder says what it makes of it
-		default:
-			// An optional extension (the untracked cache the git CLI may
-			// write): skipped, and dropped by the next save.
-		}
-		off += size
-	}
-	if off != len(body) {
-		return nil, tree, fmt.Errorf("git index: %d stray bytes after the entries", len(body)-off)
-	}
-	for _, e := range idx.Entries {
-		if e.Stage != 0 {
-			return idx, plumbing.ZeroHash, nil // a conflict: no one tree
-		}
-	}
-	return idx, tree, nil
+	return idx, scan.tree, nil
 }
 
 // cacheTreeRoot reads the root node of a cache-tree extension: "" NUL,
@@ -197,47 +317,81 @@ func fastEncodable(idx *gitindex.Index) bool {
 func encodeIndexFast(w io.Writer, idx *gitindex.Index, tree plumbing.Hash) error {
 	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 256<<10)
-	var buf [entryFixedLen + 8]byte
+	buf := make([]byte, 0, 4096)
 	b := append(buf[:0], indexSignature...)
 	b = binary.BigEndian.AppendUint32(b, 2)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(idx.Entries)))
 	bw.Write(b)
 	for _, e := range idx.Entries {
-		b = buf[:0]
-		for _, t := range []time.Time{e.CreatedAt, e.ModifiedAt} {
-			var s, ns uint32
-			if !t.IsZero() {
-				if t.Unix() < 0 || t.Unix() > 1<<32-1 {
-					return fmt.Errorf("git index: %s: time %v out of range", e.Name, t)
-				}
-				s, ns = uint32(t.Unix()), uint32(t.Nanosecond())
-			}
-			b = binary.BigEndian.AppendUint32(b, s)
-			b = binary.BigEndian.AppendUint32(b, ns)
+		var err error
+		if b, err = appendEntry(buf[:0], e); err != nil {
+			return err
 		}
-		for _, v := range []uint32{e.Dev, e.Inode, uint32(e.Mode), e.UID, e.GID, e.Size} {
-			b = binary.BigEndian.AppendUint32(b, v)
-		}
-		b = append(b, e.Hash[:]...)
-		b = binary.BigEndian.AppendUint16(b, uint16(e.Stage&0x3)<<12|uint16(len(e.Name)))
 		bw.Write(b)
-		bw.WriteString(e.Name)
-		var zero [8]byte
-		bw.Write(zero[:8-(entryFixedLen+len(e.Name))%8]) // NUL-padded to a multiple of 8
 	}
-	if !tree.IsZero() {
-		// The root node alone, with no subtrees: see the top of this file.
-		ext := append([]byte{0}, strconv.Itoa(len(idx.Entries))+" 0\n"...)
-		ext = append(ext, tree[:]...)
-		bw.Write(treeExtSig)
-		bw.Write(binary.BigEndian.AppendUint32(nil, uint32(len(ext))))
-		bw.Write(ext)
-	}
+	bw.Write(appendTreeExt(nil, len(idx.Entries), tree))
 	if err := bw.Flush(); err != nil { // a bufio.Writer keeps its first error
 		return err
 	}
 	_, err := w.Write(sum.Sum(nil))
 	return err
+}
+
+// decodeEntryFixed fills e from the fixed part of a raw entry (b holds
+// at least entryFixedLen bytes): stat data, mode, size, hash and stage.
+func decodeEntryFixed(b []byte, e *gitindex.Entry) {
+	if s, ns := binary.BigEndian.Uint32(b[0:4]), binary.BigEndian.Uint32(b[4:8]); s != 0 || ns != 0 {
+		e.CreatedAt = time.Unix(int64(s), int64(ns))
+	}
+	if s, ns := binary.BigEndian.Uint32(b[8:12]), binary.BigEndian.Uint32(b[12:16]); s != 0 || ns != 0 {
+		e.ModifiedAt = time.Unix(int64(s), int64(ns))
+	}
+	e.Dev = binary.BigEndian.Uint32(b[16:20])
+	e.Inode = binary.BigEndian.Uint32(b[20:24])
+	e.Mode = filemode.FileMode(binary.BigEndian.Uint32(b[24:28]))
+	e.UID = binary.BigEndian.Uint32(b[28:32])
+	e.GID = binary.BigEndian.Uint32(b[32:36])
+	e.Size = binary.BigEndian.Uint32(b[36:40])
+	copy(e.Hash[:], b[40:60])
+	e.Stage = gitindex.Stage(binary.BigEndian.Uint16(b[60:62])>>12) & 0x3
+}
+
+// appendEntry appends e as a version 2 entry: the fixed part, the name
+// and the NUL padding to a multiple of 8.
+func appendEntry(b []byte, e *gitindex.Entry) ([]byte, error) {
+	for _, t := range []time.Time{e.CreatedAt, e.ModifiedAt} {
+		var s, ns uint32
+		if !t.IsZero() {
+			if t.Unix() < 0 || t.Unix() > 1<<32-1 {
+				return b, fmt.Errorf("git index: %s: time %v out of range", e.Name, t)
+			}
+			s, ns = uint32(t.Unix()), uint32(t.Nanosecond())
+		}
+		b = binary.BigEndian.AppendUint32(b, s)
+		b = binary.BigEndian.AppendUint32(b, ns)
+	}
+	for _, v := range []uint32{e.Dev, e.Inode, uint32(e.Mode), e.UID, e.GID, e.Size} {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	b = append(b, e.Hash[:]...)
+	b = binary.BigEndian.AppendUint16(b, uint16(e.Stage&0x3)<<12|uint16(len(e.Name)))
+	b = append(b, e.Name...)
+	var zero [8]byte
+	return append(b, zero[:8-(entryFixedLen+len(e.Name))%8]...), nil // NUL-padded to a multiple of 8
+}
+
+// appendTreeExt appends the cache-tree extension naming tree as the tree
+// of all n entries: the root node alone, with no subtrees (see the top
+// of this file). A zero tree appends nothing.
+func appendTreeExt(b []byte, n int, tree plumbing.Hash) []byte {
+	if tree.IsZero() {
+		return b
+	}
+	ext := append([]byte{0}, strconv.Itoa(n)+" 0\n"...)
+	ext = append(ext, tree[:]...)
+	b = append(b, treeExtSig...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ext)))
+	return append(b, ext...)
 }
 
 // sortIndex puts entries in git's order (name, then stage). An index read

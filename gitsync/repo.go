@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -55,6 +56,10 @@ type Repo struct {
 	// treeEntries counts the entries of every tree encoded (the work a
 	// commit's trees cost); tests read it.
 	treeEntries int
+	// indexDecodes counts whole decodes of .git/index (loadIndex): a
+	// commit of a few paths and a sync with nothing to do need none;
+	// tests read it.
+	indexDecodes atomic.Int32 // atomic: Dirty runs beside a commit
 }
 
 // Open opens the repository at dir, initializing it (branch main) on first
@@ -350,91 +355,119 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 			return plumbing.ZeroHash, err
 		}
 	}
-	files := map[string]*entry{}
-	dirs := map[string]map[string]*entry{}
-	for p, e := range changes {
-		first, rest, sub := strings.Cut(p, "/")
-		if !sub {
-			files[first] = e
-			continue
-		}
-		if dirs[first] == nil {
-			dirs[first] = map[string]*entry{}
-		}
-		dirs[first][rest] = e
-	}
+	ed := newTreeEdit(changes)
 	// First pass: the entries of the changed names, which leave the raw
 	// stream; what replaces them is inserted in order below.
-	type rawEntry struct {
-		start, end int
-		name       string // only for changed names
-	}
-	var drop []rawEntry
-	subBase := map[string]plumbing.Hash{}
-	err := walkRawTree(raw, func(start, end int, mode filemode.FileMode, name []byte, h plumbing.Hash) {
-		_, inFiles := files[string(name)]
-		_, inDirs := dirs[string(name)]
-		if !inFiles && !inDirs {
-			return
-		}
-		isDir := mode == filemode.Dir
-		switch {
-		case inDirs && isDir:
-			subBase[string(name)] = h // edited below
-		case inFiles && isDir && files[string(name)] == nil:
-			return // deleting a file of that name: the directory stays
-		}
-		drop = append(drop, rawEntry{start, end, string(name)})
-	})
-	if err != nil {
+	if err := walkRawTree(raw, ed.note); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", base, err)
 	}
-	var add []object.TreeEntry
-	for name, e := range files {
-		if e != nil {
-			add = append(add, object.TreeEntry{Name: name, Mode: e.Mode, Hash: e.Hash})
-		}
+	add, err := g.treeAdditions(ed)
+	if err != nil {
+		return plumbing.ZeroHash, err
 	}
-	for name, sub := range dirs {
-		if e, ok := files[name]; ok && e != nil {
-			continue // a file replaces the directory
-		}
-		h, err := g.updateTree(subBase[name], sub)
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if !h.IsZero() {
-			add = append(add, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
-		}
-	}
-	sort.Slice(add, func(i, j int) bool { return treeEntryLess(add[i], add[j]) })
-	// Second pass: copy the raw stream minus the dropped entries, each
-	// added entry inserted before the first raw entry that sorts after it.
-	out := make([]byte, 0, len(raw)+len(add)*64)
-	di, entries := 0, len(add)
-	err = walkRawTree(raw, func(start, end int, mode filemode.FileMode, name []byte, _ plumbing.Hash) {
-		for len(add) > 0 && compareTreeKeys(add[0].Name, add[0].Mode == filemode.Dir, name, mode == filemode.Dir) < 0 {
-			out = appendTreeEntry(out, add[0])
-			add = add[1:]
-		}
-		if di < len(drop) && drop[di].start == start {
-			di++
-			return
-		}
-		out = append(out, raw[start:end]...)
-		entries++
-	})
+	out, entries, err := spliceRawTree(raw, ed.drop, add)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read tree %s: %w", base, err)
-	}
-	for _, e := range add {
-		out = appendTreeEntry(out, e)
 	}
 	if len(out) == 0 {
 		return plumbing.ZeroHash, nil
 	}
 	g.treeEntries += entries
 	return g.writeLoose(plumbing.TreeObject, out)
+}
+
+// treeEdit is updateTree's work on one directory: the changes to its own
+// files, those below each subdirectory, and what the first pass over its
+// raw entries found.
+type treeEdit struct {
+	files   map[string]*entry            // name -> new entry, nil for a deletion
+	dirs    map[string]map[string]*entry // subdirectory -> its changes
+	drop    []int                        // start offsets of raw entries that leave, in order
+	subBase map[string]plumbing.Hash     // subdirectories edited: their trees now
+}
+
+func newTreeEdit(changes map[string]*entry) *treeEdit {
+	ed := &treeEdit{files: map[string]*entry{}, dirs: map[string]map[string]*entry{}, subBase: map[string]plumbing.Hash{}}
+	for p, e := range changes {
+		first, rest, sub := strings.Cut(p, "/")
+		if !sub {
+			ed.files[first] = e
+			continue
+		}
+		if ed.dirs[first] == nil {
+			ed.dirs[first] = map[string]*entry{}
+		}
+		ed.dirs[first][rest] = e
+	}
+	return ed
+}
+
+// note is the first pass's look at one raw entry: a changed name leaves
+// (a subdirectory to be edited is remembered), except a directory whose
+// name only a file deletion mentions.
+func (ed *treeEdit) note(start, _ int, mode filemode.FileMode, name []byte, h plumbing.Hash) {
+	e, inFiles := ed.files[string(name)]
+	_, inDirs := ed.dirs[string(name)]
+	isDir := mode == filemode.Dir
+	switch {
+	case !inFiles && !inDirs:
+		return
+	case inDirs && isDir:
+		ed.subBase[string(name)] = h // edited by treeAdditions
+	case inFiles && isDir && e == nil:
+		return // deleting a file of that name: the directory stays
+	}
+	ed.drop = append(ed.drop, start)
+}
+
+// treeAdditions are the entries ed inserts, sorted as git sorts a tree:
+// the new files, and each edited subdirectory's new tree unless it ended
+// empty or a file replaces it.
+func (g *Repo) treeAdditions(ed *treeEdit) ([]object.TreeEntry, error) {
+	var add []object.TreeEntry
+	for name, e := range ed.files {
+		if e != nil {
+			add = append(add, object.TreeEntry{Name: name, Mode: e.Mode, Hash: e.Hash})
+		}
+	}
+	for name, sub := range ed.dirs {
+		if e, ok := ed.files[name]; ok && e != nil {
+			continue // a file replaces the directory
+		}
+		h, err := g.updateTree(ed.subBase[name], sub)
+		if err != nil {
+			return nil, err
+		}
+		if !h.IsZero() {
+			add = append(add, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+	}
+	sort.Slice(add, func(i, j int) bool { return treeEntryLess(add[i], add[j]) })
+	return add, nil
+}
+
+// spliceRawTree copies a tree's raw entries minus those starting at the
+// offsets in drop, each of add inserted before the first raw entry that
+// sorts after it. It returns the new content and its entry count.
+func spliceRawTree(raw []byte, drop []int, add []object.TreeEntry) ([]byte, int, error) {
+	out := make([]byte, 0, len(raw)+len(add)*64)
+	entries := len(add)
+	err := walkRawTree(raw, func(start, end int, mode filemode.FileMode, name []byte, _ plumbing.Hash) {
+		for len(add) > 0 && compareTreeKeys(add[0].Name, add[0].Mode == filemode.Dir, name, mode == filemode.Dir) < 0 {
+			out = appendTreeEntry(out, add[0])
+			add = add[1:]
+		}
+		if len(drop) > 0 && drop[0] == start {
+			drop = drop[1:]
+			return
+		}
+		out = append(out, raw[start:end]...)
+		entries++
+	})
+	for _, e := range add {
+		out = appendTreeEntry(out, e)
+	}
+	return out, entries, err
 }
 
 // walkRawTree calls fn with each entry of a tree object's content: its
@@ -519,11 +552,11 @@ func (g *Repo) writeTree(entries []object.TreeEntry) (plumbing.Hash, error) {
 // writeLoose stores an object as a loose file unless it exists already
 // (most trees of a commit do). It compresses at zlib's fastest level, as
 // git does by default (core.looseCompression 1): go-git's writer uses the
-// default level, and at 100,000 notes compressing the one 2 MB directory
-// tree a commit rewrites was a quarter of a SessionEnd. Like go-git's
-// writer and git's, it writes a temporary file and renames it into place,
-// without fsync: an object lost to a power cut is one the ref written
-// after it (fsynced) may name, which git's own loose objects share.
+// default level. A tree over storedTreeBytes is not compressed at all
+// (see there). Like go-git's writer and git's, it writes a temporary
+// file and renames it into place, without fsync: an object lost to a
+// power cut is one the ref written after it (fsynced) may name, which
+// git's own loose objects share.
 func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
 	h := plumbing.ComputeHash(t, data)
 	hex := h.String()
@@ -548,7 +581,11 @@ func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, er
 		return plumbing.ZeroHash, fmt.Errorf("write %s %s: %w", t, hex, err)
 	}
 	bw := bufio.NewWriterSize(f, 64<<10)
-	zw, err := zlib.NewWriterLevel(bw, zlib.BestSpeed)
+	level := zlib.BestSpeed
+	if t == plumbing.TreeObject && len(data) > storedTreeBytes {
+		level = zlib.NoCompression
+	}
+	zw, err := zlib.NewWriterLevel(bw, level)
 	if err != nil {
 		return fail(err)
 	}
@@ -577,6 +614,17 @@ func (g *Repo) writeLoose(t plumbing.ObjectType, data []byte) (plumbing.Hash, er
 	}
 	return h, nil
 }
+
+// storedTreeBytes is the size above which a tree is written as zlib's
+// stored blocks, uncompressed (a valid zlib stream: git and go-git read
+// it as any other). The tree of a directory of 33,000 notes is 1.9 MB and
+// every commit into that directory rewrites it: at level 1, compressing it
+// (to 1.34 MB: its 20-byte hashes do not compress) was 23 ms of a write's
+// CPU at 100,000 notes, and inflating it again for the next commit 15 ms,
+// together half of the commit. Stored, both are a copy. The price is disk:
+// 0.6 MB more per commit into such a directory until git gc packs the
+// versions as deltas of each other, where the level no longer matters.
+const storedTreeBytes = 256 << 10
 
 // treeEntryLess orders tree entries as git sorts a tree (compareTreeKeys).
 func treeEntryLess(a, b object.TreeEntry) bool {

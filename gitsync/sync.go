@@ -111,81 +111,107 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 	}
 	rep.Committed, rep.Head = committed, head.String()
 	if len(opts.Peers) > 0 {
-		peers, conflicts, err := g.syncPeers(ctx, opts.Peers, opts)
-		rep.Peers = peers
-		rep.ConflictCopies = append(rep.ConflictCopies, conflicts...)
-		for _, p := range peers {
-			rep.Fetched = rep.Fetched || p.Fetched
-			rep.Merged = rep.Merged || p.Merged
-		}
-		if h, herr := g.head(); herr == nil {
-			rep.Head = h.String()
-		}
-		if err != nil {
+		if err := g.syncPeersInto(ctx, opts, &rep); err != nil {
 			return rep, err
 		}
 	}
 	if opts.Remote == "" {
 		return rep, nil
 	}
+	return rep, g.syncHub(ctx, opts, &rep)
+}
+
+// syncPeersInto fetches from and merges the mesh's peers, and records in
+// rep what that did.
+func (g *Repo) syncPeersInto(ctx context.Context, opts Options, rep *Report) error {
+	peers, conflicts, err := g.syncPeers(ctx, opts.Peers, opts)
+	rep.Peers = peers
+	rep.ConflictCopies = append(rep.ConflictCopies, conflicts...)
+	for _, p := range peers {
+		rep.Fetched = rep.Fetched || p.Fetched
+		rep.Merged = rep.Merged || p.Merged
+	}
+	if h, herr := g.head(); herr == nil {
+		rep.Head = h.String()
+	}
+	return err
+}
+
+// syncHub fetches main from the hub, merges it and pushes, from the
+// fetch again (a bounded number of times) when someone else pushed
+// first, and records in rep what that did.
+func (g *Repo) syncHub(ctx context.Context, opts Options, rep *Report) error {
 	auth, err := newRemoteAuth(opts.Remote, g.dir)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	for round := 1; round <= opts.MaxRetries; round++ {
 		rep.Rounds = round
-		opts.Progress("fetching")
-		packs := g.packFiles()
-		branch, why, fetched, theirs, err := g.fetch(ctx, opts, auth)
-		if err != nil {
-			return rep, err
-		}
-		rep.Fetched = rep.Fetched || fetched
-		rep.Branch, rep.BranchNote = branch, why
-		if g.beforeMerge != nil {
-			g.beforeMerge()
-		}
-		opts.Progress("merging")
-		res, err := g.Merge(ctx, Hash(theirs))
-		if errors.Is(err, ErrDirtyPath) && round < opts.MaxRetries {
-			// A note was edited while we merged: nothing was touched.
-			// Commit the edit and merge again.
-			if _, c, cerr := g.commitAll(ctx); cerr != nil {
-				return rep, fmt.Errorf("commit local notes: %w", cerr)
-			} else if c {
-				rep.Committed = true
-			}
-			continue
-		}
-		if errors.Is(err, ErrRefused) {
-			g.discardRefused(packs, theirs)
-			g.forgetTracking(RemoteName, branch)
-			return rep, refusedFrom("hub "+Redact(opts.Remote), err)
-		}
-		if err != nil {
-			return rep, fmt.Errorf("merge %s: %w", RemoteName+"/"+branch, err)
-		}
-		rep.Merged = rep.Merged || res.Merged
-		rep.FastForward = rep.FastForward || res.FastFwd
-		rep.ConflictCopies = append(rep.ConflictCopies, res.Conflicts...)
-		rep.Head = res.New.String()
-		if res.New.IsZero() || res.New == Hash(theirs) {
-			return rep, nil // nothing of ours the remote lacks
-		}
-		opts.Progress("pushing")
-		pushed, retry, err := g.push(ctx, opts, auth, branch, plumbing.Hash(res.New))
-		if err != nil {
-			return rep, err
-		}
-		if pushed {
-			rep.Pushed = true
-			return rep, nil
-		}
-		if !retry {
-			return rep, nil
+		if done, err := g.hubRound(ctx, opts, auth, rep, round); done || err != nil {
+			return err
 		}
 	}
-	return rep, fmt.Errorf("push to %s: rejected %d times (others keep pushing); local notes are committed, run sync again", Redact(opts.Remote), opts.MaxRetries)
+	return fmt.Errorf("push to %s: rejected %d times (others keep pushing); local notes are committed, run sync again", Redact(opts.Remote), opts.MaxRetries)
+}
+
+// hubRound is one fetch, merge and push. done: the sync is over (pushed,
+// nothing to push, or a refusal another round cannot fix); otherwise
+// another round starts from the fetch.
+func (g *Repo) hubRound(ctx context.Context, opts Options, auth *remoteAuth, rep *Report, round int) (done bool, err error) {
+	opts.Progress("fetching")
+	packs := g.packFiles()
+	branch, why, fetched, theirs, err := g.fetch(ctx, opts, auth)
+	if err != nil {
+		return true, err
+	}
+	rep.Fetched = rep.Fetched || fetched
+	rep.Branch, rep.BranchNote = branch, why
+	if g.beforeMerge != nil {
+		g.beforeMerge()
+	}
+	opts.Progress("merging")
+	res, again, err := g.mergeFetched(ctx, opts, rep, round, packs, branch, theirs)
+	if again || err != nil {
+		return err != nil, err
+	}
+	rep.Merged = rep.Merged || res.Merged
+	rep.FastForward = rep.FastForward || res.FastFwd
+	rep.ConflictCopies = append(rep.ConflictCopies, res.Conflicts...)
+	rep.Head = res.New.String()
+	if res.New.IsZero() || res.New == Hash(theirs) {
+		return true, nil // nothing of ours the remote lacks
+	}
+	opts.Progress("pushing")
+	pushed, retry, err := g.push(ctx, opts, auth, branch, plumbing.Hash(res.New))
+	if err != nil {
+		return true, err
+	}
+	rep.Pushed = pushed
+	return pushed || !retry, nil
+}
+
+// mergeFetched merges the hub's branch (theirs, fetched into packs other
+// than those listed before the fetch). again: a note was edited while it
+// merged (nothing was touched); the edit is committed and the round
+// starts over.
+func (g *Repo) mergeFetched(ctx context.Context, opts Options, rep *Report, round int, packs map[string]bool, branch string, theirs plumbing.Hash) (res MergeResult, again bool, err error) {
+	res, err = g.Merge(ctx, Hash(theirs))
+	switch {
+	case errors.Is(err, ErrDirtyPath) && round < opts.MaxRetries:
+		_, c, cerr := g.commitAll(ctx)
+		if cerr != nil {
+			return res, false, fmt.Errorf("commit local notes: %w", cerr)
+		}
+		rep.Committed = rep.Committed || c
+		return res, true, nil
+	case errors.Is(err, ErrRefused):
+		g.discardRefused(packs, theirs)
+		g.forgetTracking(RemoteName, branch)
+		return res, false, refusedFrom("hub "+Redact(opts.Remote), err)
+	case err != nil:
+		return res, false, fmt.Errorf("merge %s: %w", RemoteName+"/"+branch, err)
+	}
+	return res, false, nil
 }
 
 // fetch updates refs/remotes/origin/<branch> and returns the branch the
