@@ -69,11 +69,14 @@ func (r *Result) Add(o Result) {
 // Apply applies changes in one transaction: either all of them land or
 // none does.
 func (ix *Index) Apply(ctx context.Context, changes []Change) (Result, error) {
-	return ix.inTx(ctx, false, changes)
+	return ix.inTx(ctx, changes)
 }
 
 // RebuildFrom is Rebuild with changes produced while the transaction runs,
-// so reading and parsing files overlaps with writing the index.
+// so reading and parsing files overlaps with writing the index. Memory
+// stays bounded whatever the number of notes: changes are applied as they
+// come and dropped, and the postings are written chunk by chunk as they
+// fill (bulkPostings).
 func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change) error) error) (Result, error) {
 	var res Result
 	tx, err := ix.db.BeginTx(ctx, nil)
@@ -84,13 +87,17 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	if err := createSchema(ctx, tx, false); err != nil {
 		return res, ix.wrap("reset", err)
 	}
-	a := ix.newApplier(ctx, tx, true)
-	a.post.async()
+	bulk := newBulkPostings(ix.chunkMax, ix.chunkTarget)
+	a := ix.newApplier(ctx, tx, bulk)
 	defer a.close()
 	var applyErr error
 	err = produce(func(c Change) error {
 		if err := a.apply(&c, &res); err != nil {
 			applyErr = ix.wrap("apply "+c.File.Path+" to", err)
+			return applyErr
+		}
+		if err := bulk.writeReady(a); err != nil {
+			applyErr = ix.wrap("write postings to", err)
 			return applyErr
 		}
 		return nil
@@ -110,19 +117,14 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	return res, nil
 }
 
-func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Result, error) {
+func (ix *Index) inTx(ctx context.Context, changes []Change) (Result, error) {
 	var res Result
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return res, ix.wrap("begin", err)
 	}
 	defer tx.Rollback()
-	if rebuild {
-		if err := createSchema(ctx, tx, false); err != nil {
-			return res, ix.wrap("reset", err)
-		}
-	}
-	a := ix.newApplier(ctx, tx, rebuild)
+	a := ix.newApplier(ctx, tx, newPostingEdits())
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
@@ -138,28 +140,42 @@ func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Resu
 	return res, nil
 }
 
+// postingSink takes the postings of the notes an applier indexes and
+// drops: postingEdits merges them into stored lists, bulkPostings builds
+// the lists of a rebuild from empty.
+type postingSink interface {
+	add(rowid int64, title, body, tags string)
+	drop(rowid int64, title, body, tags string) error
+	// write stores what is still held, and the total token count.
+	write(a *applier) error
+	// wait stops any goroutine the sink runs.
+	wait()
+}
+
 type applier struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
-	// rebuild starts from empty tables: postings are inserted, not merged.
+	// rebuild starts from empty tables: the note count is set, not moved.
 	rebuild bool
-	post    *postingEdits
+	post    postingSink
 	docs    int // change in the number of notes
 
 	chunkMax, chunkTarget int
 }
 
-func (ix *Index) newApplier(ctx context.Context, tx *sql.Tx, rebuild bool) *applier {
-	return &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: newPostingEdits(),
+func (ix *Index) newApplier(ctx context.Context, tx *sql.Tx, post postingSink) *applier {
+	_, rebuild := post.(*bulkPostings)
+	return &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: post,
 		chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
 }
 
 // finish writes what was accumulated: the postings and the note count.
-// Postings are collected for the whole transaction and written once per
-// token: a batch of thousands of notes touches each list once.
+// Outside a rebuild, postings are collected for the whole transaction and
+// written once per token: a batch of thousands of notes touches each list
+// once.
 func (a *applier) finish() error {
-	if err := a.post.write(a, a.rebuild); err != nil {
+	if err := a.post.write(a); err != nil {
 		return err
 	}
 	if a.rebuild {
@@ -187,7 +203,9 @@ func (a *applier) dropFTS(rowid int64) error {
 		}
 		return err
 	}
-	a.post.drop(rowid, title, body, tags)
+	if err := a.post.drop(rowid, title, body, tags); err != nil {
+		return err
+	}
 	return a.exec(`DELETE FROM memories_fts WHERE rowid = ?`, rowid)
 }
 
