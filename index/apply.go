@@ -87,7 +87,10 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	if err := createSchema(ctx, tx, false); err != nil {
 		return res, ix.wrap("reset", err)
 	}
-	bulk := newBulkPostings(ix.chunkMax, ix.chunkTarget)
+	if err := withoutSecondaryIndexes(ctx, tx); err != nil {
+		return res, ix.wrap("reset", err)
+	}
+	bulk := ix.newBulkPostings()
 	a := ix.newApplier(ctx, tx, bulk)
 	defer a.close()
 	var applyErr error
@@ -96,7 +99,7 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 			applyErr = ix.wrap("apply "+c.File.Path+" to", err)
 			return applyErr
 		}
-		if err := bulk.writeReady(a); err != nil {
+		if err := bulk.writeReady(a, false); err != nil {
 			applyErr = ix.wrap("write postings to", err)
 			return applyErr
 		}
@@ -110,6 +113,9 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	}
 	if err := a.finish(); err != nil {
 		return Result{}, ix.wrap("write", err)
+	}
+	if err := createSecondaryIndexes(ctx, tx); err != nil {
+		return Result{}, ix.wrap("index", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return Result{}, ix.wrap("commit", err)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestBulkPostingsLayout: a rebuild, which writes each token's chunks as
-// they fill, stores exactly the rows that one Apply of the same notes
+// they fill (held until they reach a budget, then written in order), stores exactly the rows that one Apply of the same notes
 // into an empty index stores (postingEdits, which holds every list whole
 // before it writes), for chunk sizes that cut lists in every way: a
 // remainder of one entry, a remainder of a full chunk, none at all.
@@ -39,12 +39,16 @@ func TestBulkPostingsLayout(t *testing.T) {
 		nt.Tags = strings.Fields(text(r.Intn(3)))
 		changes = append(changes, changeFor(nt))
 	}
-	for _, size := range [][2]int{{defaultChunkMax, defaultChunkTarget}, {4, 2}, {2, 1}, {5, 2}, {3, 2}, {7, 3}} {
-		t.Run(fmt.Sprintf("%d/%d", size[0], size[1]), func(t *testing.T) {
+	// The third number is the bytes of complete chunks the rebuild holds
+	// before it writes them (0: the default, which this test never fills).
+	for _, size := range [][3]int{{defaultChunkMax, defaultChunkTarget, 0}, {defaultChunkMax, defaultChunkTarget, 3000},
+		{4, 2, 0}, {4, 2, 1}, {2, 1, 500}, {5, 2, 0}, {3, 2, 100}, {7, 3, 0}} {
+		t.Run(fmt.Sprintf("%d/%d/%d", size[0], size[1], size[2]), func(t *testing.T) {
 			bulk, merged := openTemp(t), openTemp(t)
 			for _, ix := range []*Index{bulk, merged} {
 				ix.chunkMax, ix.chunkTarget = size[0], size[1]
 			}
+			bulk.readyBudget = size[2]
 			if _, err := bulk.Rebuild(ctx, changes); err != nil {
 				t.Fatal(err)
 			}

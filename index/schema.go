@@ -1,5 +1,12 @@
 package index
 
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
@@ -151,4 +158,40 @@ var schemaStatements = []string{
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
 ) WITHOUT ROWID`,
+}
+
+// secondaryIndexes are the CREATE INDEX statements of the schema: all of
+// them on derived tables, none needed while a rebuild inserts (it looks
+// rows up by primary key only).
+func secondaryIndexes() []string {
+	var out []string
+	for _, q := range schemaStatements {
+		if strings.HasPrefix(q, "CREATE INDEX IF NOT EXISTS ") {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// withoutSecondaryIndexes drops the secondary indexes of the tables a
+// rebuild has just emptied, and createSecondaryIndexes builds them again
+// once the rows are in, inside the same transaction: one sort per index
+// instead of 100,000 inserts at random places in each of eleven b-trees.
+func withoutSecondaryIndexes(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range secondaryIndexes() {
+		name := strings.Fields(q)[5]
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+			return fmt.Errorf("drop index %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func createSecondaryIndexes(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range secondaryIndexes() {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create index %s: %w", strings.Fields(q)[5], err)
+		}
+	}
+	return nil
 }
