@@ -155,6 +155,16 @@ func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
 // memory/'s HEAD as indexed. The caller holds the rebuild lock (or ix is
 // private to it).
 func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result, error) {
+	return s.buildInto(ctx, ix, false)
+}
+
+// buildInto is rebuildInto; arrived marks the notes of memory/ that other
+// machines wrote as arrivals (index.Change.Arrived), as a reconcile after
+// a sync does. The build is index.RebuildFrom's: one transaction, so a
+// build that is killed leaves the index it started from, and memory that
+// does not grow with the store (files are read in chunks as they are
+// written, postings written as they fill).
+func (s *Store) buildInto(ctx context.Context, ix *index.Index, arrived bool) (index.Result, error) {
 	res, err := ix.RebuildFrom(ctx, func(yield func(index.Change) error) error {
 		// The files are listed inside the rebuild's write transaction. A
 		// write that indexed its note before the transaction began had
@@ -169,7 +179,13 @@ func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result,
 		}); err != nil {
 			return err
 		}
-		return s.produceChanges(ctx, files, yield)
+		if !arrived {
+			return s.produceChanges(ctx, files, yield)
+		}
+		return s.produceChanges(ctx, files, func(c index.Change) error {
+			c.Arrived = s.arrivedFromSync(c)
+			return yield(c)
+		})
 	})
 	if err != nil {
 		return res, err
@@ -184,6 +200,36 @@ func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result,
 		}
 	}
 	return res, nil
+}
+
+// arrivedFromSync reports whether c, read after a sync, is a note another
+// machine wrote into memory/.
+func (s *Store) arrivedFromSync(c index.Change) bool {
+	return c.Note != nil && !c.Delete && !c.StatOnly &&
+		strings.HasPrefix(c.File.Path, note.PortableDir+"/") && c.Note.MachineID != s.machineID
+}
+
+// firstIndex fills an index that records no file yet (a machine's first
+// sync, which brought the whole store) with the bulk build a rebuild
+// uses rather than a reconcile: a reconcile holds every changed note, and
+// every posting, until its one Apply, which took 900 MB for a clone of
+// 100,000 notes. done is false when the index had files: the caller
+// reconciles as usual.
+func (s *Store) firstIndex(ctx context.Context) (res index.Result, done bool, err error) {
+	if has, err := s.idx().HasFiles(ctx); err != nil || has {
+		return res, false, err
+	}
+	lock, err := s.lockRebuild(ctx)
+	if err != nil {
+		return res, false, err
+	}
+	defer lock.Release()
+	// Another process may have indexed files while this one waited.
+	if has, err := s.idx().HasFiles(ctx); err != nil || has {
+		return res, false, err
+	}
+	res, err = s.buildInto(ctx, s.idx(), true)
+	return res, err == nil, err
 }
 
 // produceChanges reads files and yields their changes in order, reading
@@ -355,8 +401,7 @@ func (s *Store) reconcile(ctx context.Context, fromSync bool) (ReconcileReport, 
 	}
 	if fromSync {
 		for i, c := range changes {
-			changes[i].Arrived = c.Note != nil && !c.Delete && !c.StatOnly &&
-				strings.HasPrefix(c.File.Path, note.PortableDir+"/") && c.Note.MachineID != s.machineID
+			changes[i].Arrived = s.arrivedFromSync(c)
 		}
 	}
 	s.progressLarge("indexing changed note files", 0, len(changes))
@@ -508,7 +553,11 @@ func (s *Store) reindexSince(ctx context.Context) (index.Result, error) {
 		return index.Result{}, err
 	case st.current:
 		return index.Result{}, nil
-	case !st.known:
+	}
+	if res, done, err := s.firstIndex(ctx); done || err != nil {
+		return res, err
+	}
+	if !st.known {
 		rep, err := s.reconcile(ctx, true)
 		return index.Result{Added: rep.Added, Updated: rep.Updated, Deleted: rep.Deleted}, err
 	}

@@ -296,6 +296,16 @@ func (ix *Index) Files(ctx context.Context) (map[string]File, error) {
 	return out, nil
 }
 
+// HasFiles reports whether the index records any note file at all: an
+// index without any is one a first sync fills from scratch.
+func (ix *Index) HasFiles(ctx context.Context) (bool, error) {
+	var any bool
+	if err := ix.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_files)`).Scan(&any); err != nil {
+		return false, ix.wrap("read", err)
+	}
+	return any, nil
+}
+
 // BadFiles lists files that are not indexed and why, by path.
 func (ix *Index) BadFiles(ctx context.Context) ([]File, error) {
 	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files WHERE error IS NOT NULL ORDER BY path`)
