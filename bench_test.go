@@ -204,3 +204,25 @@ func BenchmarkRebuildStore(b *testing.B) {
 		s.Close()
 	}
 }
+
+// BenchmarkReconcileStore reconciles the home named by
+// ANAMNESIS_BENCH_HOME, whose index is current: the cost of `reindex`
+// with nothing to do at that size. It is skipped without the variable.
+func BenchmarkReconcileStore(b *testing.B) {
+	home := os.Getenv("ANAMNESIS_BENCH_HOME")
+	if home == "" {
+		b.Skip("ANAMNESIS_BENCH_HOME is not set")
+	}
+	s, err := Open(ctx, home, Options{MachineID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Reconcile(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

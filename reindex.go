@@ -155,16 +155,16 @@ func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
 // memory/'s HEAD as indexed. The caller holds the rebuild lock (or ix is
 // private to it).
 func (s *Store) rebuildInto(ctx context.Context, ix *index.Index) (index.Result, error) {
-	return s.buildInto(ctx, ix, false)
+	return s.buildInto(ctx, ix, "rebuilding the index from the note files", false)
 }
 
-// buildInto is rebuildInto; arrived marks the notes of memory/ that other
+// buildInto is rebuildInto, reporting progress as stage; arrived marks the notes of memory/ that other
 // machines wrote as arrivals (index.Change.Arrived), as a reconcile after
 // a sync does. The build is index.RebuildFrom's: one transaction, so a
 // build that is killed leaves the index it started from, and memory that
 // does not grow with the store (files are read in chunks as they are
 // written, postings written as they fill).
-func (s *Store) buildInto(ctx context.Context, ix *index.Index, arrived bool) (index.Result, error) {
+func (s *Store) buildInto(ctx context.Context, ix *index.Index, stage string, arrived bool) (index.Result, error) {
 	res, err := ix.RebuildFrom(ctx, func(yield func(index.Change) error) error {
 		// The files are listed inside the rebuild's write transaction. A
 		// write that indexed its note before the transaction began had
@@ -180,9 +180,9 @@ func (s *Store) buildInto(ctx context.Context, ix *index.Index, arrived bool) (i
 			return err
 		}
 		if !arrived {
-			return s.produceChanges(ctx, files, yield)
+			return s.produceChanges(ctx, files, stage, yield)
 		}
-		return s.produceChanges(ctx, files, func(c index.Change) error {
+		return s.produceChanges(ctx, files, stage, func(c index.Change) error {
 			c.Arrived = s.arrivedFromSync(c)
 			return yield(c)
 		})
@@ -228,14 +228,15 @@ func (s *Store) firstIndex(ctx context.Context) (res index.Result, done bool, er
 	if has, err := s.idx().HasFiles(ctx); err != nil || has {
 		return res, false, err
 	}
-	res, err = s.buildInto(ctx, s.idx(), true)
+	// The stage a reconcile after a sync reports.
+	res, err = s.buildInto(ctx, s.idx(), "indexing changed note files", true)
 	return res, err == nil, err
 }
 
 // produceChanges reads files and yields their changes in order, reading
 // chunk i+1 on the other cores while chunk i is written (order is kept
 // so duplicate ids resolve as the walk orders them).
-func (s *Store) produceChanges(ctx context.Context, files []located, yield func(index.Change) error) error {
+func (s *Store) produceChanges(ctx context.Context, files []located, stage string, yield func(index.Change) error) error {
 	const chunk = 256
 	chunks := make(chan []index.Change, 2)
 	readErr := make(chan error, 1)
@@ -261,7 +262,6 @@ func (s *Store) produceChanges(ctx context.Context, files []located, yield func(
 			}
 		}
 	}()
-	const stage = "rebuilding the index from the note files"
 	defer s.progress("", 0, 0)
 	s.progressLarge(stage, 0, len(files))
 	done := 0
@@ -311,22 +311,37 @@ func (s *Store) Plan(ctx context.Context) ([]index.Change, error) {
 }
 
 func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
+	var walked []walkedFile
+	if err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
+		walked = append(walked, walkedFile{t, e})
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if same, err := s.unchanged(ctx, walked); same || err != nil {
+		return nil, err
+	}
+	gen, err := s.idx().FilesGen(ctx) // before the rows: see index.StatCache
+	if err != nil {
+		return nil, err
+	}
 	known, err := s.idx().Files(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var suspects []located
 	seen := make(map[string]bool, len(known))
-	if err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
-		p := note.TreeDir(t.Scope) + "/" + e.Rel
+	for _, w := range walked {
+		p := note.TreeDir(w.tree.Scope) + "/" + w.Rel
 		seen[p] = true
-		if f, ok := known[p]; ok && f.Size == e.Size && f.MtimeNS == e.MtimeNS {
-			return nil
+		if f, ok := known[p]; !ok || f.Size != w.Size || f.MtimeNS != w.MtimeNS {
+			suspects = append(suspects, located{w.tree, w.Rel})
 		}
-		suspects = append(suspects, located{t, e.Rel})
-		return nil
-	}); err != nil {
-		return nil, err
+	}
+	if len(suspects) == 0 && len(seen) == len(known) {
+		// Nothing changed: what index_files holds is what the next
+		// reconcile will find, so it can compare with one row.
+		return nil, s.idx().SaveStatCache(ctx, gen, known)
 	}
 	read, err := s.readChanges(ctx, suspects)
 	if err != nil {
@@ -350,6 +365,39 @@ func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
 		changes = append(changes, index.Change{File: index.File{Path: p}, Delete: true})
 	}
 	return changes, nil
+}
+
+// unchanged reports whether every note file has the size and mtime the
+// index's stat cache records for it, and no file it records is gone: then
+// a reconcile has nothing to read (and nothing to apply). Without a
+// current stat cache it reports false.
+//
+// Size and mtime decide, as they do in plan: an editor that writes a
+// file in place changes its mtime (the kernel sets it on every write),
+// one that writes a new file and renames it changes it too. What they
+// cannot see is a rewrite to the same size within the same tick of the
+// file system's clock as the write before it, after that write was
+// indexed; git's index has the same blind spot ("racy git"). The cache
+// adds none: it holds exactly the sizes and mtimes index_files holds.
+func (s *Store) unchanged(ctx context.Context, walked []walkedFile) (bool, error) {
+	cache, err := s.idx().LoadStatCache(ctx)
+	if cache == nil || err != nil {
+		return false, err
+	}
+	var buf []byte
+	for _, w := range walked {
+		buf = append(append(append(buf[:0], note.TreeDir(w.tree.Scope)...), '/'), w.Rel...)
+		if !cache.Same(buf, w.Size, w.MtimeNS) {
+			return false, nil
+		}
+	}
+	return cache.AllSeen(), nil
+}
+
+// walkedFile is a note file as a walk found it.
+type walkedFile struct {
+	tree note.Tree
+	note.Entry
 }
 
 // Reconcile brings the index in line with the files: notes added, edited
@@ -404,11 +452,14 @@ func (s *Store) reconcile(ctx context.Context, fromSync bool) (ReconcileReport, 
 			changes[i].Arrived = s.arrivedFromSync(c)
 		}
 	}
-	s.progressLarge("indexing changed note files", 0, len(changes))
-	res, err := s.idx().Apply(ctx, changes)
-	s.progressLarge("", 0, len(changes))
-	if err != nil {
-		return ReconcileReport{}, err
+	var res index.Result
+	if len(changes) > 0 { // an empty Apply would still take the write lock
+		s.progressLarge("indexing changed note files", 0, len(changes))
+		res, err = s.idx().Apply(ctx, changes)
+		s.progressLarge("", 0, len(changes))
+		if err != nil {
+			return ReconcileReport{}, err
+		}
 	}
 	// A file that duplicated an id whose owner just went away can now be
 	// indexed in its place.

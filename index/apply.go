@@ -165,7 +165,8 @@ type applier struct {
 	// rebuild starts from empty tables: the note count is set, not moved.
 	rebuild bool
 	post    postingSink
-	docs    int // change in the number of notes
+	docs    int  // change in the number of notes
+	touched bool // a change was applied: index_files moved on
 
 	chunkMax, chunkTarget int
 }
@@ -183,6 +184,12 @@ func (ix *Index) newApplier(ctx context.Context, tx *sql.Tx, post postingSink) *
 func (a *applier) finish() error {
 	if err := a.post.write(a); err != nil {
 		return err
+	}
+	if a.touched || a.rebuild {
+		// The stat cache of the generation before is stale now (statcache.go).
+		if err := a.exec(`INSERT INTO index_meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, metaFilesGen); err != nil {
+			return err
+		}
 	}
 	if a.rebuild {
 		if err := a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaDocCount, a.docs); err != nil {
@@ -332,6 +339,7 @@ func DuplicateError(id, owner string) string {
 }
 
 func (a *applier) apply(c *Change, res *Result) error {
+	a.touched = true
 	path := c.File.Path
 	switch {
 	case c.Delete:
