@@ -311,11 +311,8 @@ func (s *Store) Plan(ctx context.Context) ([]index.Change, error) {
 }
 
 func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
-	var walked []walkedFile
-	if err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
-		walked = append(walked, walkedFile{t, e})
-		return nil
-	}); err != nil {
+	walked, err := s.walkNotes(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if same, err := s.unchanged(ctx, walked); same || err != nil {
@@ -329,16 +326,8 @@ func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	var suspects []located
-	seen := make(map[string]bool, len(known))
-	for _, w := range walked {
-		p := note.TreeDir(w.tree.Scope) + "/" + w.Rel
-		seen[p] = true
-		if f, ok := known[p]; !ok || f.Size != w.Size || f.MtimeNS != w.MtimeNS {
-			suspects = append(suspects, located{w.tree, w.Rel})
-		}
-	}
-	if len(suspects) == 0 && len(seen) == len(known) {
+	suspects, gone := compareStats(walked, known)
+	if len(suspects) == 0 && len(gone) == 0 {
 		// Nothing changed: what index_files holds is what the next
 		// reconcile will find, so it can compare with one row.
 		return nil, s.idx().SaveStatCache(ctx, gen, known)
@@ -354,17 +343,41 @@ func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
 		}
 		changes = append(changes, ch)
 	}
-	var gone []string
+	for _, p := range gone {
+		changes = append(changes, index.Change{File: index.File{Path: p}, Delete: true})
+	}
+	return changes, nil
+}
+
+// walkNotes lists every note file of both trees (see walkAll).
+func (s *Store) walkNotes(ctx context.Context) ([]walkedFile, error) {
+	var walked []walkedFile
+	err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
+		walked = append(walked, walkedFile{t, e})
+		return nil
+	})
+	return walked, err
+}
+
+// compareStats returns the walked files whose size or mtime differ from
+// what the index recorded (or that it does not know), and the recorded
+// paths no longer there, sorted.
+func compareStats(walked []walkedFile, known map[string]index.File) (suspects []located, gone []string) {
+	seen := make(map[string]bool, len(known))
+	for _, w := range walked {
+		p := note.TreeDir(w.tree.Scope) + "/" + w.Rel
+		seen[p] = true
+		if f, ok := known[p]; !ok || f.Size != w.Size || f.MtimeNS != w.MtimeNS {
+			suspects = append(suspects, located{w.tree, w.Rel})
+		}
+	}
 	for p := range known {
 		if !seen[p] {
 			gone = append(gone, p)
 		}
 	}
 	sort.Strings(gone)
-	for _, p := range gone {
-		changes = append(changes, index.Change{File: index.File{Path: p}, Delete: true})
-	}
-	return changes, nil
+	return suspects, gone
 }
 
 // unchanged reports whether every note file has the size and mtime the
@@ -422,30 +435,12 @@ func (s *Store) reconcile(ctx context.Context, fromSync bool) (ReconcileReport, 
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	// Paths committed since the last indexed commit are re-read even if
-	// their size and mtime look unchanged.
 	st, err := s.indexedSince(ctx)
 	if err != nil {
 		return ReconcileReport{}, err
 	}
-	if forced := st.changed; len(forced) > 0 {
-		planned := map[string]bool{}
-		for _, c := range changes {
-			planned[c.File.Path] = true
-		}
-		var files []located
-		for _, rel := range forced {
-			if p := note.PortableDir + "/" + rel; note.IsNotePath(rel) && !planned[p] {
-				if _, _, err := s.memory.ReadFile(rel); err == nil || errors.Is(err, note.ErrMalformed) {
-					files = append(files, located{s.memory, rel})
-				}
-			}
-		}
-		more, err := s.readChanges(ctx, files)
-		if err != nil {
-			return ReconcileReport{}, err
-		}
-		changes = append(changes, more...)
+	if changes, err = s.addCommitted(ctx, st, changes); err != nil {
+		return ReconcileReport{}, err
 	}
 	if fromSync {
 		for i, c := range changes {
@@ -461,34 +456,8 @@ func (s *Store) reconcile(ctx context.Context, fromSync bool) (ReconcileReport, 
 			return ReconcileReport{}, err
 		}
 	}
-	// A file that duplicated an id whose owner just went away can now be
-	// indexed in its place.
-	for len(res.Freed) > 0 {
-		freed := res.Freed
-		res.Freed = nil
-		dups, err := s.idx().DuplicatesOf(ctx, freed)
-		if err != nil {
-			return ReconcileReport{}, err
-		}
-		if len(dups) == 0 {
-			break
-		}
-		var files []located
-		for _, p := range dups {
-			scope, rel, _ := note.SplitHomePath(p)
-			files = append(files, located{s.tree(scope), rel})
-		}
-		again, err := s.readChanges(ctx, files)
-		if err != nil {
-			return ReconcileReport{}, err
-		}
-		more, err := s.idx().Apply(ctx, again)
-		if err != nil {
-			return ReconcileReport{}, err
-		}
-		// The duplicates were counted as skipped before; now they are notes.
-		res.Skipped -= more.Added + more.Updated
-		res.Add(more)
+	if err := s.indexFreedDuplicates(ctx, &res); err != nil {
+		return ReconcileReport{}, err
 	}
 	if _, err := s.settleDuplicates(ctx, s.idx(), res.Duplicates); err != nil {
 		return ReconcileReport{}, err
@@ -499,6 +468,58 @@ func (s *Store) reconcile(ctx context.Context, fromSync bool) (ReconcileReport, 
 		}
 	}
 	return s.report(ctx, res)
+}
+
+// addCommitted adds to changes the paths committed since the last
+// indexed commit, re-read even if their size and mtime look unchanged.
+func (s *Store) addCommitted(ctx context.Context, st indexState, changes []index.Change) ([]index.Change, error) {
+	if len(st.changed) == 0 {
+		return changes, nil
+	}
+	planned := map[string]bool{}
+	for _, c := range changes {
+		planned[c.File.Path] = true
+	}
+	var files []located
+	for _, rel := range st.changed {
+		if p := note.PortableDir + "/" + rel; note.IsNotePath(rel) && !planned[p] {
+			if _, _, err := s.memory.ReadFile(rel); err == nil || errors.Is(err, note.ErrMalformed) {
+				files = append(files, located{s.memory, rel})
+			}
+		}
+	}
+	more, err := s.readChanges(ctx, files)
+	return append(changes, more...), err
+}
+
+// indexFreedDuplicates indexes, in place of an id whose owner just went
+// away, a file that duplicated it, until no more are freed.
+func (s *Store) indexFreedDuplicates(ctx context.Context, res *index.Result) error {
+	for len(res.Freed) > 0 {
+		freed := res.Freed
+		res.Freed = nil
+		dups, err := s.idx().DuplicatesOf(ctx, freed)
+		if err != nil || len(dups) == 0 {
+			return err
+		}
+		var files []located
+		for _, p := range dups {
+			scope, rel, _ := note.SplitHomePath(p)
+			files = append(files, located{s.tree(scope), rel})
+		}
+		again, err := s.readChanges(ctx, files)
+		if err != nil {
+			return err
+		}
+		more, err := s.idx().Apply(ctx, again)
+		if err != nil {
+			return err
+		}
+		// The duplicates were counted as skipped before; now they are notes.
+		res.Skipped -= more.Added + more.Updated
+		res.Add(more)
+	}
+	return nil
 }
 
 // indexState is where the index stands against memory/'s history. Every

@@ -359,10 +359,14 @@ func (a *applier) apply(c *Change, res *Result) error {
 		return err
 	}
 	n := c.Note
-	if n == nil {
+	if n == nil || prev != n.ID {
+		// Unreadable now, or its id changed (edited by hand): the note
+		// it had is gone.
 		if err := a.dropNoteOwnedBy(prev, path, res); err != nil {
 			return err
 		}
+	}
+	if n == nil {
 		res.Skipped++
 		f := c.File
 		if f.Error == "" {
@@ -370,40 +374,54 @@ func (a *applier) apply(c *Change, res *Result) error {
 		}
 		return a.putFile(f)
 	}
-	if prev != n.ID {
-		// The file's id changed (edited by hand): its old note is gone.
-		if err := a.dropNoteOwnedBy(prev, path, res); err != nil {
-			return err
-		}
-	}
-	scope, bodyPath, ok := note.SplitHomePath(path)
-	if !ok {
-		return fmt.Errorf("path %q is in neither tree", path)
-	}
-	rowid, owner, exists, err := a.owner(n.ID)
-	if err != nil {
+	rowid, exists, dup, err := a.claim(c, res)
+	if err != nil || dup {
 		return err
 	}
-	if exists && owner != path {
-		alive, err := a.fileNote(owner)
-		if err != nil {
-			return err
-		}
-		if alive == n.ID && !c.Claim {
-			res.Skipped++
-			res.Duplicates = append(res.Duplicates, n.ID)
-			f := c.File
-			f.NoteID = n.ID
-			f.Error = DuplicateError(n.ID, owner)
-			return a.putFile(f)
-		}
-		if alive == n.ID {
-			// The owner so far becomes the duplicate; its row keeps its
-			// stat and hash, so a reconcile does not read it again.
-			if err := a.exec(`UPDATE index_files SET error = ? WHERE path = ?`, DuplicateError(n.ID, path), owner); err != nil {
-				return err
-			}
-		}
+	if rowid, err = a.writeNote(n, path, rowid, exists, res); err != nil {
+		return err
+	}
+	if err := a.writeRelated(n, rowid, c.Arrived); err != nil {
+		return err
+	}
+	f := c.File
+	f.NoteID, f.Error = n.ID, ""
+	return a.putFile(f)
+}
+
+// claim settles who owns the id of c's note: the note's rowid if it is
+// indexed (exists), or dup when another live file holds it and c does
+// not claim it, in which case c's file is recorded as the duplicate.
+// With Claim the owner so far becomes the duplicate instead.
+func (a *applier) claim(c *Change, res *Result) (rowid int64, exists, dup bool, err error) {
+	path, id := c.File.Path, c.Note.ID
+	rowid, owner, exists, err := a.owner(id)
+	if err != nil || !exists || owner == path {
+		return rowid, exists, false, err
+	}
+	alive, err := a.fileNote(owner)
+	if err != nil || alive != id {
+		return rowid, exists, false, err
+	}
+	if !c.Claim {
+		res.Skipped++
+		res.Duplicates = append(res.Duplicates, id)
+		f := c.File
+		f.NoteID = id
+		f.Error = DuplicateError(id, owner)
+		return 0, false, true, a.putFile(f)
+	}
+	// The owner so far becomes the duplicate; its row keeps its stat and
+	// hash, so a reconcile does not read it again.
+	return rowid, exists, false, a.exec(`UPDATE index_files SET error = ? WHERE path = ?`, DuplicateError(id, path), owner)
+}
+
+// writeNote writes n's memories row (updating the one at rowid when it
+// exists) and its FTS5 row and postings, and returns its rowid.
+func (a *applier) writeNote(n *note.Note, path string, rowid int64, exists bool, res *Result) (int64, error) {
+	scope, bodyPath, ok := note.SplitHomePath(path)
+	if !ok {
+		return 0, fmt.Errorf("path %q is in neither tree", path)
 	}
 	args := []any{n.ID, n.Type, n.Title, bodyPath, n.Project, n.MachineID, scope, n.UserID, n.WorkspaceID,
 		n.CreatedAt, n.UpdatedAt, n.ProvSource, nullable(n.ProvModel), nullable(n.ProvSession), n.Confidence}
@@ -411,10 +429,10 @@ func (a *applier) apply(c *Change, res *Result) error {
 		if err := a.exec(`UPDATE memories SET id = ?, type = ?, title = ?, body_path = ?, project = ?, machine_id = ?,
  scope = ?, user_id = ?, workspace_id = ?, created_at = ?, updated_at = ?, prov_source = ?, prov_model = ?,
  prov_session = ?, confidence = ? WHERE rowid = ?`, append(args, rowid)...); err != nil {
-			return err
+			return 0, err
 		}
 		if err := a.dropFTS(rowid); err != nil {
-			return err
+			return 0, err
 		}
 		res.Updated++
 	} else {
@@ -422,14 +440,14 @@ func (a *applier) apply(c *Change, res *Result) error {
  workspace_id, created_at, updated_at, prov_source, prov_model, prov_session, confidence)
  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		r, err := s.ExecContext(a.ctx, args...)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if rowid, err = r.LastInsertId(); err != nil {
-			return err
+			return 0, err
 		}
 		a.docs++
 		res.Added++
@@ -437,9 +455,16 @@ func (a *applier) apply(c *Change, res *Result) error {
 	tags := strings.Join(n.Tags, " ")
 	if err := a.exec(`INSERT INTO memories_fts(rowid, id, title, body, tags) VALUES (?, ?, ?, ?, ?)`,
 		rowid, n.ID, n.Title, n.Body, tags); err != nil {
-		return err
+		return 0, err
 	}
 	a.post.add(rowid, n.Title, n.Body, tags)
+	return rowid, nil
+}
+
+// writeRelated replaces the rows of n in the tables beside memories:
+// tags, superseded ids, the embedding hash, the note it is a conflict
+// copy of, and its arrival.
+func (a *applier) writeRelated(n *note.Note, rowid int64, arrived bool) error {
 	if err := a.exec(`DELETE FROM memory_tags WHERE memory_id = ?`, n.ID); err != nil {
 		return err
 	}
@@ -467,12 +492,8 @@ func (a *applier) apply(c *Change, res *Result) error {
 			return err
 		}
 	}
-	if c.Arrived {
-		if err := a.exec(`INSERT OR REPLACE INTO memory_arrivals(memory_id, arrived_ns) VALUES (?, ?)`, n.ID, time.Now().UnixNano()); err != nil {
-			return err
-		}
+	if arrived {
+		return a.exec(`INSERT OR REPLACE INTO memory_arrivals(memory_id, arrived_ns) VALUES (?, ?)`, n.ID, time.Now().UnixNano())
 	}
-	f := c.File
-	f.NoteID, f.Error = n.ID, ""
-	return a.putFile(f)
+	return nil
 }
