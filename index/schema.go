@@ -10,7 +10,7 @@ import (
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-10"
+const SchemaVersion = "go-11"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -136,6 +136,11 @@ var schemaStatements = []string{
   error    TEXT
 ) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS idx_files_note ON index_files(note_id)`,
+	// The files not indexed, and why (go-11): every reconcile reports
+	// them. Without it that report scanned index_files, and through the
+	// memory map it touched pages of every table built beside it: 113 MB
+	// of a reconcile's resident memory at 100,000 notes.
+	`CREATE INDEX IF NOT EXISTS idx_files_bad ON index_files(path) WHERE error IS NOT NULL`,
 	// Every FTS5 token's notes, with counts and note lengths, in chunks
 	// (postings.go). first and last are the chunk's lowest and highest
 	// rowids, n its entries; data is the last column so that reading the
