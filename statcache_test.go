@@ -86,4 +86,26 @@ func TestReconcileWithStatCache(t *testing.T) {
 	if cached() {
 		t.Fatal("the stat cache outlived a write to the index")
 	}
+	// A rebuild saves the cache of what it read, in its transaction.
+	if _, err := s.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !cached() {
+		t.Fatal("no stat cache after a rebuild")
+	}
+	if rep := reconcile(); rep.Added+rep.Updated+rep.Deleted != 0 || rep.Indexed != 4 {
+		t.Fatalf("a reconcile after a rebuild: %+v", rep)
+	}
+	if err := os.Chtimes(paths[0], later.Add(time.Second), later.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Rebuild(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(paths[0]); err != nil {
+		t.Fatal(err)
+	}
+	if rep := reconcile(); rep.Deleted != 1 || rep.Indexed != 3 {
+		t.Fatalf("a file deleted after a rebuild: %+v", rep)
+	}
 }

@@ -165,8 +165,9 @@ type applier struct {
 	// rebuild starts from empty tables: the note count is set, not moved.
 	rebuild bool
 	post    postingSink
-	docs    int  // change in the number of notes
-	touched bool // a change was applied: index_files moved on
+	docs    int    // change in the number of notes
+	touched bool   // a change was applied: index_files moved on
+	stats   []byte // a rebuild's files, encoded for the stat cache
 
 	chunkMax, chunkTarget int
 }
@@ -192,6 +193,9 @@ func (a *applier) finish() error {
 		}
 	}
 	if a.rebuild {
+		if err := a.saveBuiltStats(a.stats); err != nil {
+			return err
+		}
 		if err := a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaDocCount, a.docs); err != nil {
 			return err
 		}
@@ -266,6 +270,9 @@ func nullable(s string) any {
 }
 
 func (a *applier) putFile(f File) error {
+	if a.rebuild {
+		a.stats = appendStat(a.stats, f) // each path once: a rebuild reads each file once
+	}
 	return a.exec(`INSERT OR REPLACE INTO index_files(path, size, mtime_ns, hash, note_id, error) VALUES (?, ?, ?, ?, ?, ?)`,
 		f.Path, f.Size, f.MtimeNS, f.Hash, nullable(f.NoteID), nullable(f.Error))
 }

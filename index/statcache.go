@@ -55,16 +55,37 @@ func (ix *Index) FilesGen(ctx context.Context) (int64, error) {
 // generation gen, which the caller read before it read files.
 func (ix *Index) SaveStatCache(ctx context.Context, gen int64, files map[string]File) error {
 	b := binary.AppendVarint(nil, gen)
-	for p, f := range files {
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
-		b = binary.AppendVarint(b, f.Size)
-		b = binary.AppendVarint(b, f.MtimeNS)
+	for _, f := range files {
+		b = appendStat(b, f)
 	}
 	if _, err := ix.db.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaStatCache, b); err != nil {
 		return ix.wrap("write", err)
 	}
 	return nil
+}
+
+func appendStat(b []byte, f File) []byte {
+	b = binary.AppendUvarint(b, uint64(len(f.Path)))
+	b = append(b, f.Path...)
+	b = binary.AppendVarint(b, f.Size)
+	return binary.AppendVarint(b, f.MtimeNS)
+}
+
+// saveBuiltStats records, at the end of a rebuild and in its
+// transaction, the stat cache of the files it recorded (stats, the
+// encoded entries), so the reconcile that usually follows a rebuild
+// does not read every row again.
+func (a *applier) saveBuiltStats(stats []byte) error {
+	row, err := a.queryRow(`SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaFilesGen)
+	if err != nil {
+		return err
+	}
+	var gen int64
+	if err := row.Scan(&gen); err != nil {
+		return err
+	}
+	b := append(binary.AppendVarint(make([]byte, 0, len(stats)+binary.MaxVarintLen64), gen), stats...)
+	return a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaStatCache, b)
 }
 
 // LoadStatCache returns the stat cache if it is of the current files
