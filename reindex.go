@@ -328,9 +328,7 @@ func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
 	}
 	suspects, gone := compareStats(walked, known)
 	if len(suspects) == 0 && len(gone) == 0 {
-		// Nothing changed: what index_files holds is what the next
-		// reconcile will find, so it can compare with one row.
-		return nil, s.idx().SaveStatCache(ctx, gen, known)
+		return nil, s.saveStatCache(ctx, gen, known)
 	}
 	read, err := s.readChanges(ctx, suspects)
 	if err != nil {
@@ -347,6 +345,16 @@ func (s *Store) plan(ctx context.Context) ([]index.Change, error) {
 		changes = append(changes, index.Change{File: index.File{Path: p}, Delete: true})
 	}
 	return changes, nil
+}
+
+// saveStatCache records, when nothing changed, what index_files holds as
+// what the next reconcile will find, so that it can compare with one row.
+// It is an index write: a read-only home (doctor plans there too) skips it.
+func (s *Store) saveStatCache(ctx context.Context, gen int64, known map[string]index.File) error {
+	if s.readOnly {
+		return nil
+	}
+	return s.idx().SaveStatCache(ctx, gen, known)
 }
 
 // walkNotes lists every note file of both trees (see walkAll).
