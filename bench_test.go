@@ -179,3 +179,50 @@ func BenchmarkInject10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRebuildStore opens the home named by ANAMNESIS_BENCH_HOME (a
+// copy of a generated store, e.g. the harness's store-100000) without an
+// index, which builds it from every note file: for a CPU profile of a
+// full reindex at that size. It is skipped without the variable.
+func BenchmarkRebuildStore(b *testing.B) {
+	home := os.Getenv("ANAMNESIS_BENCH_HOME")
+	if home == "" {
+		b.Skip("ANAMNESIS_BENCH_HOME is not set")
+	}
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for _, f := range indexFiles(filepath.Join(home, IndexFile)) {
+			if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		s, err := Open(ctx, home, Options{MachineID: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// BenchmarkReconcileStore reconciles the home named by
+// ANAMNESIS_BENCH_HOME, whose index is current: the cost of `reindex`
+// with nothing to do at that size. It is skipped without the variable.
+func BenchmarkReconcileStore(b *testing.B) {
+	home := os.Getenv("ANAMNESIS_BENCH_HOME")
+	if home == "" {
+		b.Skip("ANAMNESIS_BENCH_HOME is not set")
+	}
+	s, err := Open(ctx, home, Options{MachineID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.Reconcile(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

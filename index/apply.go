@@ -69,11 +69,14 @@ func (r *Result) Add(o Result) {
 // Apply applies changes in one transaction: either all of them land or
 // none does.
 func (ix *Index) Apply(ctx context.Context, changes []Change) (Result, error) {
-	return ix.inTx(ctx, false, changes)
+	return ix.inTx(ctx, changes)
 }
 
 // RebuildFrom is Rebuild with changes produced while the transaction runs,
-// so reading and parsing files overlaps with writing the index.
+// so reading and parsing files overlaps with writing the index. Memory
+// stays bounded whatever the number of notes: changes are applied as they
+// come and dropped, and the postings are written chunk by chunk as they
+// fill (bulkPostings).
 func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change) error) error) (Result, error) {
 	var res Result
 	tx, err := ix.db.BeginTx(ctx, nil)
@@ -84,13 +87,20 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	if err := createSchema(ctx, tx, false); err != nil {
 		return res, ix.wrap("reset", err)
 	}
-	a := ix.newApplier(ctx, tx, true)
-	a.post.async()
+	if err := withoutSecondaryIndexes(ctx, tx); err != nil {
+		return res, ix.wrap("reset", err)
+	}
+	bulk := ix.newBulkPostings()
+	a := ix.newApplier(ctx, tx, bulk)
 	defer a.close()
 	var applyErr error
 	err = produce(func(c Change) error {
 		if err := a.apply(&c, &res); err != nil {
 			applyErr = ix.wrap("apply "+c.File.Path+" to", err)
+			return applyErr
+		}
+		if err := bulk.writeReady(a, false); err != nil {
+			applyErr = ix.wrap("write postings to", err)
 			return applyErr
 		}
 		return nil
@@ -104,25 +114,23 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	if err := a.finish(); err != nil {
 		return Result{}, ix.wrap("write", err)
 	}
+	if err := createSecondaryIndexes(ctx, tx); err != nil {
+		return Result{}, ix.wrap("index", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return Result{}, ix.wrap("commit", err)
 	}
 	return res, nil
 }
 
-func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Result, error) {
+func (ix *Index) inTx(ctx context.Context, changes []Change) (Result, error) {
 	var res Result
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return res, ix.wrap("begin", err)
 	}
 	defer tx.Rollback()
-	if rebuild {
-		if err := createSchema(ctx, tx, false); err != nil {
-			return res, ix.wrap("reset", err)
-		}
-	}
-	a := ix.newApplier(ctx, tx, rebuild)
+	a := ix.newApplier(ctx, tx, newPostingEdits())
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
@@ -138,31 +146,56 @@ func (ix *Index) inTx(ctx context.Context, rebuild bool, changes []Change) (Resu
 	return res, nil
 }
 
+// postingSink takes the postings of the notes an applier indexes and
+// drops: postingEdits merges them into stored lists, bulkPostings builds
+// the lists of a rebuild from empty.
+type postingSink interface {
+	add(rowid int64, title, body, tags string)
+	drop(rowid int64, title, body, tags string) error
+	// write stores what is still held, and the total token count.
+	write(a *applier) error
+	// wait stops any goroutine the sink runs.
+	wait()
+}
+
 type applier struct {
 	ctx   context.Context
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
-	// rebuild starts from empty tables: postings are inserted, not merged.
+	// rebuild starts from empty tables: the note count is set, not moved.
 	rebuild bool
-	post    *postingEdits
-	docs    int // change in the number of notes
+	post    postingSink
+	docs    int    // change in the number of notes
+	touched bool   // a change was applied: index_files moved on
+	stats   []byte // a rebuild's files, encoded for the stat cache
 
 	chunkMax, chunkTarget int
 }
 
-func (ix *Index) newApplier(ctx context.Context, tx *sql.Tx, rebuild bool) *applier {
-	return &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: newPostingEdits(),
+func (ix *Index) newApplier(ctx context.Context, tx *sql.Tx, post postingSink) *applier {
+	_, rebuild := post.(*bulkPostings)
+	return &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: post,
 		chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
 }
 
 // finish writes what was accumulated: the postings and the note count.
-// Postings are collected for the whole transaction and written once per
-// token: a batch of thousands of notes touches each list once.
+// Outside a rebuild, postings are collected for the whole transaction and
+// written once per token: a batch of thousands of notes touches each list
+// once.
 func (a *applier) finish() error {
-	if err := a.post.write(a, a.rebuild); err != nil {
+	if err := a.post.write(a); err != nil {
 		return err
 	}
+	if a.touched || a.rebuild {
+		// The stat cache of the generation before is stale now (statcache.go).
+		if err := a.exec(`INSERT INTO index_meta(key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1`, metaFilesGen); err != nil {
+			return err
+		}
+	}
 	if a.rebuild {
+		if err := a.saveBuiltStats(a.stats); err != nil {
+			return err
+		}
 		if err := a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaDocCount, a.docs); err != nil {
 			return err
 		}
@@ -187,7 +220,9 @@ func (a *applier) dropFTS(rowid int64) error {
 		}
 		return err
 	}
-	a.post.drop(rowid, title, body, tags)
+	if err := a.post.drop(rowid, title, body, tags); err != nil {
+		return err
+	}
 	return a.exec(`DELETE FROM memories_fts WHERE rowid = ?`, rowid)
 }
 
@@ -235,6 +270,9 @@ func nullable(s string) any {
 }
 
 func (a *applier) putFile(f File) error {
+	if a.rebuild {
+		a.stats = appendStat(a.stats, f) // each path once: a rebuild reads each file once
+	}
 	return a.exec(`INSERT OR REPLACE INTO index_files(path, size, mtime_ns, hash, note_id, error) VALUES (?, ?, ?, ?, ?, ?)`,
 		f.Path, f.Size, f.MtimeNS, f.Hash, nullable(f.NoteID), nullable(f.Error))
 }
@@ -308,6 +346,7 @@ func DuplicateError(id, owner string) string {
 }
 
 func (a *applier) apply(c *Change, res *Result) error {
+	a.touched = true
 	path := c.File.Path
 	switch {
 	case c.Delete:
@@ -327,10 +366,14 @@ func (a *applier) apply(c *Change, res *Result) error {
 		return err
 	}
 	n := c.Note
-	if n == nil {
+	if n == nil || prev != n.ID {
+		// Unreadable now, or its id changed (edited by hand): the note
+		// it had is gone.
 		if err := a.dropNoteOwnedBy(prev, path, res); err != nil {
 			return err
 		}
+	}
+	if n == nil {
 		res.Skipped++
 		f := c.File
 		if f.Error == "" {
@@ -338,40 +381,54 @@ func (a *applier) apply(c *Change, res *Result) error {
 		}
 		return a.putFile(f)
 	}
-	if prev != n.ID {
-		// The file's id changed (edited by hand): its old note is gone.
-		if err := a.dropNoteOwnedBy(prev, path, res); err != nil {
-			return err
-		}
-	}
-	scope, bodyPath, ok := note.SplitHomePath(path)
-	if !ok {
-		return fmt.Errorf("path %q is in neither tree", path)
-	}
-	rowid, owner, exists, err := a.owner(n.ID)
-	if err != nil {
+	rowid, exists, dup, err := a.claim(c, res)
+	if err != nil || dup {
 		return err
 	}
-	if exists && owner != path {
-		alive, err := a.fileNote(owner)
-		if err != nil {
-			return err
-		}
-		if alive == n.ID && !c.Claim {
-			res.Skipped++
-			res.Duplicates = append(res.Duplicates, n.ID)
-			f := c.File
-			f.NoteID = n.ID
-			f.Error = DuplicateError(n.ID, owner)
-			return a.putFile(f)
-		}
-		if alive == n.ID {
-			// The owner so far becomes the duplicate; its row keeps its
-			// stat and hash, so a reconcile does not read it again.
-			if err := a.exec(`UPDATE index_files SET error = ? WHERE path = ?`, DuplicateError(n.ID, path), owner); err != nil {
-				return err
-			}
-		}
+	if rowid, err = a.writeNote(n, path, rowid, exists, res); err != nil {
+		return err
+	}
+	if err := a.writeRelated(n, rowid, c.Arrived); err != nil {
+		return err
+	}
+	f := c.File
+	f.NoteID, f.Error = n.ID, ""
+	return a.putFile(f)
+}
+
+// claim settles who owns the id of c's note: the note's rowid if it is
+// indexed (exists), or dup when another live file holds it and c does
+// not claim it, in which case c's file is recorded as the duplicate.
+// With Claim the owner so far becomes the duplicate instead.
+func (a *applier) claim(c *Change, res *Result) (rowid int64, exists, dup bool, err error) {
+	path, id := c.File.Path, c.Note.ID
+	rowid, owner, exists, err := a.owner(id)
+	if err != nil || !exists || owner == path {
+		return rowid, exists, false, err
+	}
+	alive, err := a.fileNote(owner)
+	if err != nil || alive != id {
+		return rowid, exists, false, err
+	}
+	if !c.Claim {
+		res.Skipped++
+		res.Duplicates = append(res.Duplicates, id)
+		f := c.File
+		f.NoteID = id
+		f.Error = DuplicateError(id, owner)
+		return 0, false, true, a.putFile(f)
+	}
+	// The owner so far becomes the duplicate; its row keeps its stat and
+	// hash, so a reconcile does not read it again.
+	return rowid, exists, false, a.exec(`UPDATE index_files SET error = ? WHERE path = ?`, DuplicateError(id, path), owner)
+}
+
+// writeNote writes n's memories row (updating the one at rowid when it
+// exists) and its FTS5 row and postings, and returns its rowid.
+func (a *applier) writeNote(n *note.Note, path string, rowid int64, exists bool, res *Result) (int64, error) {
+	scope, bodyPath, ok := note.SplitHomePath(path)
+	if !ok {
+		return 0, fmt.Errorf("path %q is in neither tree", path)
 	}
 	args := []any{n.ID, n.Type, n.Title, bodyPath, n.Project, n.MachineID, scope, n.UserID, n.WorkspaceID,
 		n.CreatedAt, n.UpdatedAt, n.ProvSource, nullable(n.ProvModel), nullable(n.ProvSession), n.Confidence}
@@ -379,10 +436,10 @@ func (a *applier) apply(c *Change, res *Result) error {
 		if err := a.exec(`UPDATE memories SET id = ?, type = ?, title = ?, body_path = ?, project = ?, machine_id = ?,
  scope = ?, user_id = ?, workspace_id = ?, created_at = ?, updated_at = ?, prov_source = ?, prov_model = ?,
  prov_session = ?, confidence = ? WHERE rowid = ?`, append(args, rowid)...); err != nil {
-			return err
+			return 0, err
 		}
 		if err := a.dropFTS(rowid); err != nil {
-			return err
+			return 0, err
 		}
 		res.Updated++
 	} else {
@@ -390,14 +447,14 @@ func (a *applier) apply(c *Change, res *Result) error {
  workspace_id, created_at, updated_at, prov_source, prov_model, prov_session, confidence)
  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		r, err := s.ExecContext(a.ctx, args...)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if rowid, err = r.LastInsertId(); err != nil {
-			return err
+			return 0, err
 		}
 		a.docs++
 		res.Added++
@@ -405,9 +462,16 @@ func (a *applier) apply(c *Change, res *Result) error {
 	tags := strings.Join(n.Tags, " ")
 	if err := a.exec(`INSERT INTO memories_fts(rowid, id, title, body, tags) VALUES (?, ?, ?, ?, ?)`,
 		rowid, n.ID, n.Title, n.Body, tags); err != nil {
-		return err
+		return 0, err
 	}
 	a.post.add(rowid, n.Title, n.Body, tags)
+	return rowid, nil
+}
+
+// writeRelated replaces the rows of n in the tables beside memories:
+// tags, superseded ids, the embedding hash, the note it is a conflict
+// copy of, and its arrival.
+func (a *applier) writeRelated(n *note.Note, rowid int64, arrived bool) error {
 	if err := a.exec(`DELETE FROM memory_tags WHERE memory_id = ?`, n.ID); err != nil {
 		return err
 	}
@@ -435,12 +499,8 @@ func (a *applier) apply(c *Change, res *Result) error {
 			return err
 		}
 	}
-	if c.Arrived {
-		if err := a.exec(`INSERT OR REPLACE INTO memory_arrivals(memory_id, arrived_ns) VALUES (?, ?)`, n.ID, time.Now().UnixNano()); err != nil {
-			return err
-		}
+	if arrived {
+		return a.exec(`INSERT OR REPLACE INTO memory_arrivals(memory_id, arrived_ns) VALUES (?, ?)`, n.ID, time.Now().UnixNano())
 	}
-	f := c.File
-	f.NoteID, f.Error = n.ID, ""
-	return a.putFile(f)
+	return nil
 }

@@ -43,3 +43,38 @@ func TestClaimMovesAnIDToAnotherFile(t *testing.T) {
 	}
 	ftsAligned(t, ix)
 }
+
+// TestClaimantsManyIDs: Claimants answers for more ids than one statement
+// may bind (it asks in batches), each id once however often it is asked
+// for, its files in order.
+func TestClaimantsManyIDs(t *testing.T) {
+	ix := openTemp(t)
+	var changes []Change
+	var ids []string
+	for i := 0; i < 1200; i++ {
+		n := mk(note.TypeSemantic, "t", "b")
+		changes = append(changes, changeFor(n))
+		if i%100 == 0 {
+			dup := *n
+			changes = append(changes, Change{File: File{Path: "memory/episodic/copy" + n.ID + ".md"}, Note: &dup})
+		}
+		ids = append(ids, n.ID)
+	}
+	if _, err := ix.Apply(ctx, changes); err != nil {
+		t.Fatal(err)
+	}
+	asked := append(slices.Clone(ids), ids[0], ids[1100], "nobody")
+	c, err := ix.Claimants(ctx, asked)
+	if err != nil || len(c) != len(ids) {
+		t.Fatalf("claimants of %d ids: %d, %v", len(ids), len(c), err)
+	}
+	for i, id := range ids {
+		want := []string{"memory/semantic/" + id + ".md"}
+		if i%100 == 0 {
+			want = append(want, "memory/episodic/copy"+id+".md")
+		}
+		if !slices.Equal(c[id], want) {
+			t.Fatalf("%s: %v, want %v", id, c[id], want)
+		}
+	}
+}

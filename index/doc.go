@@ -6,7 +6,8 @@
 // memory_supersedes, memories_fts) because its dashboard reads them; our
 // own bookkeeping lives in index_files (per-file size, mtime and content
 // hash, which make reconcile cheap), index_meta (schema version, last
-// indexed commit, note and token totals), and index_postings and index_df.
+// indexed commit, note and token totals, and the stat cache of
+// statcache.go), and index_postings and index_df.
 //
 // Those two hold our own copy of FTS5's inverted index: per token, chunks
 // of (rowid, count, note length), kept in the same transaction as
@@ -28,6 +29,8 @@
 // (Filter, Hit, Search), bm25.go (the formula), rank_postings.go and
 // rank_fts5.go (the two rankers), read.go (list, get, counts and other
 // reads), apply.go (changes and rebuilds), postings.go (the chunks),
+// bulk.go (the chunks of a rebuild), statcache.go (sizes and mtimes in
+// one row),
 // check.go (postings against FTS5), schema.go, index.go (open, meta).
 //
 // Every FTS row has the same rowid as its memories row. Updating or

@@ -60,6 +60,7 @@ type Index struct {
 	accs  sync.Pool // *[]float64 score arrays (rank_postings.go)
 
 	chunkMax, chunkTarget int // posting chunk sizes (postings.go)
+	readyBudget           int // complete chunks a rebuild holds, in bytes (bulk.go; 0: the default)
 
 	vmu   sync.Mutex
 	vsets map[string]*vecSet // by model (vectors.go)

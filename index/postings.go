@@ -121,15 +121,10 @@ type postingEdits struct {
 	tokens int64 // change in the total token count of all notes
 	doc    int   // sequence number of the note being tokenized
 	seen   []*termEdits
-
-	// A rebuild tokenizes on its own goroutine, beside SQLite's inserts.
-	ops  chan postingOp
-	done chan struct{}
 }
 
 type postingOp struct {
 	rowid int64
-	drop  bool
 	cols  [3]string
 }
 
@@ -137,29 +132,7 @@ func newPostingEdits() *postingEdits {
 	return &postingEdits{terms: map[string]*termEdits{}}
 }
 
-// async moves tokenizing to a goroutine until wait.
-func (e *postingEdits) async() {
-	e.ops, e.done = make(chan postingOp, 64), make(chan struct{})
-	go func() {
-		defer close(e.done)
-		for op := range e.ops {
-			if op.drop {
-				e.dropNow(op.rowid, op.cols)
-			} else {
-				e.addNow(op.rowid, op.cols)
-			}
-		}
-	}()
-}
-
-// wait returns once every queued note is tokenized.
-func (e *postingEdits) wait() {
-	if e.ops != nil {
-		close(e.ops)
-		<-e.done
-		e.ops = nil
-	}
-}
+func (e *postingEdits) wait() {}
 
 // tokenize counts the tokens of one note's indexed columns, leaving the
 // distinct tokens' edits with their counts in seen, and returns the
@@ -188,52 +161,33 @@ func (e *postingEdits) tokenize(cols [3]string) uint64 {
 
 // add records a note (re)indexed at rowid with its title, body and tags.
 func (e *postingEdits) add(rowid int64, title, body, tags string) {
-	if e.ops != nil {
-		e.ops <- postingOp{rowid: rowid, cols: [3]string{title, body, tags}}
-		return
-	}
-	e.addNow(rowid, [3]string{title, body, tags})
-}
-
-// drop records that the note at rowid with these column texts (exactly
-// what FTS5 holds for it) is no longer indexed.
-func (e *postingEdits) drop(rowid int64, title, body, tags string) {
-	if e.ops != nil {
-		e.ops <- postingOp{rowid: rowid, drop: true, cols: [3]string{title, body, tags}}
-		return
-	}
-	e.dropNow(rowid, [3]string{title, body, tags})
-}
-
-func (e *postingEdits) addNow(rowid int64, cols [3]string) {
-	dl := e.tokenize(cols)
+	dl := e.tokenize([3]string{title, body, tags})
 	e.tokens += int64(dl)
 	for _, t := range e.seen {
 		t.added = append(t.added, posting{rowid: rowid, tf: t.tf, dl: dl})
 	}
 }
 
-func (e *postingEdits) dropNow(rowid int64, cols [3]string) {
-	e.tokens -= int64(e.tokenize(cols))
+// drop records that the note at rowid with these column texts (exactly
+// what FTS5 holds for it) is no longer indexed.
+func (e *postingEdits) drop(rowid int64, title, body, tags string) error {
+	e.tokens -= int64(e.tokenize([3]string{title, body, tags}))
 	for _, t := range e.seen {
 		t.removed = append(t.removed, rowid)
 	}
+	return nil
 }
 
 // write merges the edits into index_postings and moves the total token
-// count. rebuild means the table started empty in this transaction.
-func (e *postingEdits) write(a *applier, rebuild bool) error {
-	e.wait()
+// count.
+func (e *postingEdits) write(a *applier) error {
 	for term, t := range e.terms {
 		if len(t.added) == 0 && len(t.removed) == 0 {
 			continue
 		}
-		if err := t.write(a, term, rebuild); err != nil {
+		if err := t.write(a, term); err != nil {
 			return fmt.Errorf("postings of %q: %w", term, err)
 		}
-	}
-	if rebuild {
-		return a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaTokenCount, e.tokens)
 	}
 	if e.tokens == 0 {
 		return nil
@@ -252,55 +206,70 @@ type chunk struct {
 // write merges one token's edits into its stored chunks: each rowid
 // touched belongs to the chunk with the greatest first rowid not above
 // it (or the first chunk), so only those chunks are read and rewritten.
-func (t *termEdits) write(a *applier, term string, rebuild bool) error {
-	if !rebuild {
-		if done, err := t.appendOnly(a, term); done || err != nil {
+func (t *termEdits) write(a *applier, term string) error {
+	if done, err := t.appendOnly(a, term); done || err != nil {
+		return err
+	}
+	chunks, err := t.touchedChunks(a, term)
+	if err != nil {
+		return err
+	}
+	t.route(chunks)
+	var delta int64 // change in the token's note count
+	for _, c := range chunks {
+		n, err := c.store(a, term)
+		if err != nil {
 			return err
 		}
+		delta += int64(n - c.loaded)
 	}
-	var chunks []*chunk // sorted by first
-	if !rebuild {
-		rowids := make([]int64, 0, len(t.added)+len(t.removed))
-		for _, p := range t.added {
-			rowids = append(rowids, p.rowid)
+	return writeDF(a, term, delta)
+}
+
+// touchedChunks loads the stored chunks the edits' rowids belong to,
+// sorted by first; a token without any gets one new, empty chunk.
+func (t *termEdits) touchedChunks(a *applier, term string) ([]*chunk, error) {
+	rowids := make([]int64, 0, len(t.added)+len(t.removed))
+	for _, p := range t.added {
+		rowids = append(rowids, p.rowid)
+	}
+	rowids = append(rowids, t.removed...)
+	slices.Sort(rowids)
+	var chunks []*chunk
+	for i, r := range rowids {
+		if i > 0 && r == rowids[i-1] {
+			continue
 		}
-		rowids = append(rowids, t.removed...)
-		slices.Sort(rowids)
-		for i, r := range rowids {
-			if i > 0 && r == rowids[i-1] {
-				continue
-			}
-			if n := len(chunks); n > 0 && chunks[n-1].holds(r) {
-				continue
-			}
-			c, err := loadChunk(a, term, r)
-			if err != nil {
-				return err
-			}
-			if c == nil {
-				break // no chunk at all: everything goes to a new one
-			}
-			if n := len(chunks); n == 0 || chunks[n-1].first != c.first {
-				chunks = append(chunks, c)
-			}
+		if n := len(chunks); n > 0 && chunks[n-1].holds(r) {
+			continue
+		}
+		c, err := loadChunk(a, term, r)
+		if err != nil {
+			return nil, err
+		}
+		if c == nil {
+			break // no chunk at all: everything goes to a new one
+		}
+		if n := len(chunks); n == 0 || chunks[n-1].first != c.first {
+			chunks = append(chunks, c)
 		}
 	}
 	if len(chunks) == 0 {
 		chunks = append(chunks, &chunk{})
 	}
-	// Route each edit to its chunk (chunks are sorted and adjacent in
-	// the list's order, so routing by first is the stored rule).
+	return chunks, nil
+}
+
+// route adds each edit to the chunk its rowid belongs to (chunks are
+// sorted and adjacent in the list's order, so routing by first is the
+// stored rule). A drop zeroes the oldest entry still present for its
+// rowid: stored entries precede the appended ones. A drop without an
+// entry means the postings and FTS5 disagree; there is nothing to remove
+// then.
+func (t *termEdits) route(chunks []*chunk) {
 	owner := func(r int64) *chunk {
-		i, _ := slices.BinarySearchFunc(chunks, r, func(c *chunk, r int64) int {
-			switch {
-			case c.first < r:
-				return -1
-			case c.first > r:
-				return 1
-			}
-			return 0
-		})
-		if i < len(chunks) && chunks[i].first == r {
+		i, found := slices.BinarySearchFunc(chunks, r, func(c *chunk, r int64) int { return cmpRowid(c.first, r) })
+		if found {
 			return chunks[i]
 		}
 		return chunks[max(i-1, 0)]
@@ -310,9 +279,6 @@ func (t *termEdits) write(a *applier, term string, rebuild bool) error {
 		c.entries = append(c.entries, p)
 	}
 	for _, r := range t.removed {
-		// Oldest entry still present for r: stored entries precede the
-		// appended ones. A drop without an entry means the postings and
-		// FTS5 disagree; there is nothing to remove then.
 		c := owner(r)
 		for i := range c.entries {
 			if c.entries[i].rowid == r && c.entries[i].tf != 0 {
@@ -321,55 +287,58 @@ func (t *termEdits) write(a *applier, term string, rebuild bool) error {
 			}
 		}
 	}
-	var delta int64 // change in the token's note count
-	for _, c := range chunks {
-		delta -= int64(c.loaded)
-		live := c.entries[:0]
-		for _, p := range c.entries {
-			if p.tf != 0 {
-				live = append(live, p)
-			}
-		}
-		slices.SortStableFunc(live, func(a, b posting) int {
-			switch {
-			case a.rowid < b.rowid:
-				return -1
-			case a.rowid > b.rowid:
-				return 1
-			}
-			return 0
-		})
-		for i := 1; i < len(live); i++ {
-			if live[i].rowid == live[i-1].rowid {
-				return fmt.Errorf("rowid %d listed twice", live[i].rowid)
-			}
-		}
-		if c.stored && (len(live) == 0 || live[0].rowid != c.first) {
-			if err := a.exec(`DELETE FROM index_postings WHERE term = ? AND first = ?`, term, c.first); err != nil {
-				return err
-			}
-		}
-		delta += int64(len(live))
-		size := len(live)
-		if size > a.chunkMax {
-			size = a.chunkTarget
-		}
-		for len(live) > 0 {
-			part := live[:min(size, len(live))]
-			live = live[len(part):]
-			var data []byte
-			var prev int64
-			for _, p := range part {
-				data = appendPosting(data, prev, p)
-				prev = p.rowid
-			}
-			if err := a.exec(`INSERT OR REPLACE INTO index_postings(term, first, n, last, data) VALUES (?, ?, ?, ?, ?)`,
-				term, part[0].rowid, len(part), part[len(part)-1].rowid, data); err != nil {
-				return err
-			}
+}
+
+func cmpRowid(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// store writes c's live entries back, split into chunkTarget entries when
+// they outgrew chunkMax, and returns how many there are.
+func (c *chunk) store(a *applier, term string) (int, error) {
+	live := c.entries[:0]
+	for _, p := range c.entries {
+		if p.tf != 0 {
+			live = append(live, p)
 		}
 	}
-	return writeDF(a, term, delta, rebuild)
+	slices.SortStableFunc(live, func(x, y posting) int { return cmpRowid(x.rowid, y.rowid) })
+	for i := 1; i < len(live); i++ {
+		if live[i].rowid == live[i-1].rowid {
+			return 0, fmt.Errorf("rowid %d listed twice", live[i].rowid)
+		}
+	}
+	if c.stored && (len(live) == 0 || live[0].rowid != c.first) {
+		if err := a.exec(`DELETE FROM index_postings WHERE term = ? AND first = ?`, term, c.first); err != nil {
+			return 0, err
+		}
+	}
+	n := len(live)
+	size := len(live)
+	if size > a.chunkMax {
+		size = a.chunkTarget
+	}
+	for len(live) > 0 {
+		part := live[:min(size, len(live))]
+		live = live[len(part):]
+		var data []byte
+		var prev int64
+		for _, p := range part {
+			data = appendPosting(data, prev, p)
+			prev = p.rowid
+		}
+		if err := a.exec(`INSERT OR REPLACE INTO index_postings(term, first, n, last, data) VALUES (?, ?, ?, ?, ?)`,
+			term, part[0].rowid, len(part), part[len(part)-1].rowid, data); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // appendOnly is the common case of a write: notes new to this token, all
@@ -409,16 +378,12 @@ func (t *termEdits) appendOnly(a *applier, term string) (done bool, err error) {
 		len(t.added), prev, data, term, first); err != nil {
 		return false, err
 	}
-	return true, writeDF(a, term, int64(len(t.added)), false)
+	return true, writeDF(a, term, int64(len(t.added)))
 }
 
 // writeDF moves a token's note count by delta.
-func writeDF(a *applier, term string, delta int64, rebuild bool) error {
+func writeDF(a *applier, term string, delta int64) error {
 	switch {
-	case rebuild:
-		if delta > 0 {
-			return a.exec(`INSERT INTO index_df(term, df) VALUES (?, ?)`, term, delta)
-		}
 	case delta > 0:
 		return a.exec(`INSERT INTO index_df(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df`, term, delta)
 	case delta < 0:

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -295,6 +296,16 @@ func (ix *Index) Files(ctx context.Context) (map[string]File, error) {
 	return out, nil
 }
 
+// HasFiles reports whether the index records any note file at all: an
+// index without any is one a first sync fills from scratch.
+func (ix *Index) HasFiles(ctx context.Context) (bool, error) {
+	var any bool
+	if err := ix.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_files)`).Scan(&any); err != nil {
+		return false, ix.wrap("read", err)
+	}
+	return any, nil
+}
+
 // BadFiles lists files that are not indexed and why, by path.
 func (ix *Index) BadFiles(ctx context.Context) ([]File, error) {
 	rows, err := ix.db.QueryContext(ctx, `SELECT path, size, mtime_ns, hash, note_id, error FROM index_files WHERE error IS NOT NULL ORDER BY path`)
@@ -310,21 +321,14 @@ func (ix *Index) BadFiles(ctx context.Context) ([]File, error) {
 
 // DuplicatesOf lists files recorded as duplicates of the given ids.
 func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, error) {
+	byID, err := ix.pairsOf(ctx, `SELECT note_id, path FROM index_files WHERE note_id IN (%s) AND error IS NOT NULL ORDER BY note_id, path`, ids)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, id := range ids {
-		rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE note_id = ? AND error IS NOT NULL ORDER BY path`, id)
-		if err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		if err := eachRow(rows, func(r *sql.Rows) error {
-			p, err := scanOne[string](r)
-			if err == nil {
-				out = append(out, p)
-			}
-			return err
-		}); err != nil {
-			return nil, ix.wrap("read", err)
-		}
+		out = append(out, byID[id]...)
+		delete(byID, id) // once, however often it is listed
 	}
 	return out, nil
 }
@@ -333,24 +337,7 @@ func (ix *Index) DuplicatesOf(ctx context.Context, ids []string) ([]string, erro
 // indexed from first, then the duplicates by path. An id nobody claims
 // is left out.
 func (ix *Index) Claimants(ctx context.Context, ids []string) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, id := range ids {
-		if _, done := out[id]; done {
-			continue
-		}
-		rows, err := ix.db.QueryContext(ctx, `SELECT path FROM index_files WHERE note_id = ? ORDER BY error IS NOT NULL, path`, id)
-		if err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		paths, err := collect(rows, scanOne[string])
-		if err != nil {
-			return nil, ix.wrap("read", err)
-		}
-		if len(paths) > 0 {
-			out[id] = paths
-		}
-	}
-	return out, nil
+	return ix.pairsOf(ctx, `SELECT note_id, path FROM index_files WHERE note_id IN (%s) ORDER BY note_id, error IS NOT NULL, path`, ids)
 }
 
 // ConflictCopies lists indexed files named as merge conflict copies
@@ -373,15 +360,23 @@ func (ix *Index) ConflictCopies(ctx context.Context) ([]string, error) {
 // SupersededBy returns, for each of ids that some note supersedes, the
 // ids of the notes that supersede it, sorted.
 func (ix *Index) SupersededBy(ctx context.Context, ids []string) (map[string][]string, error) {
+	return ix.pairsOf(ctx, `SELECT superseded_id, memory_id FROM memory_supersedes WHERE superseded_id IN (%s) ORDER BY superseded_id, memory_id`, ids)
+}
+
+// pairsOf runs q, which selects (key, value) pairs ordered by key and
+// has one %s for a list of keys, for ids in batches of at most 500 (SQLite
+// bounds the variables of a statement), and groups the values by key.
+func (ix *Index) pairsOf(ctx context.Context, q string, ids []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	for len(ids) > 0 { // bounded IN lists
+	// An id listed twice, in two batches, would get its values twice.
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		args := make([]any, n)
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		rows, err := ix.db.QueryContext(ctx, `SELECT superseded_id, memory_id FROM memory_supersedes WHERE superseded_id IN (`+
-			strings.TrimSuffix(strings.Repeat("?,", n), ",")+`) ORDER BY superseded_id, memory_id`, args...)
+		rows, err := ix.db.QueryContext(ctx, fmt.Sprintf(q, strings.TrimSuffix(strings.Repeat("?,", n), ",")), args...)
 		if err != nil {
 			return nil, ix.wrap("read", err)
 		}

@@ -1,9 +1,16 @@
 package index
 
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-10"
+const SchemaVersion = "go-11"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -129,6 +136,11 @@ var schemaStatements = []string{
   error    TEXT
 ) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS idx_files_note ON index_files(note_id)`,
+	// The files not indexed, and why (go-11): every reconcile reports
+	// them. Without it that report scanned index_files, and through the
+	// memory map it touched pages of every table built beside it: 113 MB
+	// of a reconcile's resident memory at 100,000 notes.
+	`CREATE INDEX IF NOT EXISTS idx_files_bad ON index_files(path) WHERE error IS NOT NULL`,
 	// Every FTS5 token's notes, with counts and note lengths, in chunks
 	// (postings.go). first and last are the chunk's lowest and highest
 	// rowids, n its entries; data is the last column so that reading the
@@ -151,4 +163,40 @@ var schemaStatements = []string{
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
 ) WITHOUT ROWID`,
+}
+
+// secondaryIndexes are the CREATE INDEX statements of the schema: all of
+// them on derived tables, none needed while a rebuild inserts (it looks
+// rows up by primary key only).
+func secondaryIndexes() []string {
+	var out []string
+	for _, q := range schemaStatements {
+		if strings.HasPrefix(q, "CREATE INDEX IF NOT EXISTS ") {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// withoutSecondaryIndexes drops the secondary indexes of the tables a
+// rebuild has just emptied, and createSecondaryIndexes builds them again
+// once the rows are in, inside the same transaction: one sort per index
+// instead of 100,000 inserts at random places in each of eleven b-trees.
+func withoutSecondaryIndexes(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range secondaryIndexes() {
+		name := strings.Fields(q)[5]
+		if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
+			return fmt.Errorf("drop index %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func createSecondaryIndexes(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range secondaryIndexes() {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create index %s: %w", strings.Fields(q)[5], err)
+		}
+	}
+	return nil
 }

@@ -120,28 +120,27 @@ func conflictMarkerLine(data []byte) (int, bool) {
 	return 0, false
 }
 
+// parseFrontmatter reads a note's frontmatter. Almost every file is in the
+// exact form Marshal writes (this tool and the Python one write it so),
+// and parseCanonical reads that form without a YAML parser, which cost a
+// full reindex more time than anything but SQLite; everything else goes
+// through the YAML parser.
 func parseFrontmatter(front string) (*Note, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
-		return nil, malformed("frontmatter is not valid YAML: %v", err)
+	if n, ok := parseCanonical(front); ok {
+		return n, nil
+	}
+	return parseYAML(front)
+}
+
+func parseYAML(front string) (*Note, error) {
+	root, err := frontmatterMapping(front)
+	if err != nil {
+		return nil, err
 	}
 	n := &Note{
 		Project: DefaultProject, MachineID: DefaultMachineID, Scope: ScopePortable,
 		UserID: DefaultUserID, WorkspaceID: DefaultWorkspaceID, ProvSource: DefaultProvSource,
 		Confidence: 1.0, Tags: []string{},
-	}
-	var root *yaml.Node
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		root = doc.Content[0]
-	}
-	if root == nil || root.Kind != yaml.MappingNode {
-		if root != nil && root.Kind == yaml.ScalarNode && root.Tag == "!!null" || root == nil {
-			return nil, malformed("frontmatter is empty (id, type and title are required)")
-		}
-		return nil, malformed("frontmatter is not a mapping")
-	}
-	if err := rejectAliases(root, 0); err != nil {
-		return nil, err
 	}
 	seen := map[string]bool{}
 	unknown := map[int]bool{}
@@ -163,19 +162,208 @@ func parseFrontmatter(front string) (*Note, error) {
 			return nil, err
 		}
 	}
-	for _, req := range []string{"id", "type", "title"} {
-		if !seen[req] {
-			return nil, malformed("frontmatter is missing %q", req)
-		}
-	}
-	if !ValidID(n.ID) {
-		return nil, malformed("id %q is not a valid note id", n.ID)
-	}
-	if !ValidType(n.Type) {
-		return nil, malformed("type %q is not one of %s", n.Type, strings.Join(Types(), ", "))
+	if err := n.checkRequired(seen); err != nil {
+		return nil, err
 	}
 	n.keepSource(front, root, unknown)
 	return n, nil
+}
+
+// frontmatterMapping parses front as YAML and returns its mapping, refusing
+// anything else and anchors.
+func frontmatterMapping(front string) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
+		return nil, malformed("frontmatter is not valid YAML: %v", err)
+	}
+	var root *yaml.Node
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	if root == nil || root.Kind != yaml.MappingNode {
+		if root != nil && root.Kind == yaml.ScalarNode && root.Tag == "!!null" || root == nil {
+			return nil, malformed("frontmatter is empty (id, type and title are required)")
+		}
+		return nil, malformed("frontmatter is not a mapping")
+	}
+	if err := rejectAliases(root, 0); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// checkRequired checks that id, type and title were given and valid.
+func (n *Note) checkRequired(seen map[string]bool) error {
+	for _, req := range []string{"id", "type", "title"} {
+		if !seen[req] {
+			return malformed("frontmatter is missing %q", req)
+		}
+	}
+	if !ValidID(n.ID) {
+		return malformed("id %q is not a valid note id", n.ID)
+	}
+	if !ValidType(n.Type) {
+		return malformed("type %q is not one of %s", n.Type, strings.Join(Types(), ", "))
+	}
+	return nil
+}
+
+// parseCanonical reads a frontmatter written exactly as Marshal writes
+// one: every known key in Marshal's order, values plain or single-quoted,
+// no other keys, no comments. It reads the lines in that form, then
+// renders the note it read with Marshal, and only if that gives back
+// front byte for byte is the note the answer; ok is false otherwise, and
+// the YAML parser decides. The check makes the shortcut exact without
+// proving the reading right: the YAML parser reads Marshal's output back
+// to the note it was made from (FuzzParse holds both paths to it), so
+// front, being that output, means that note.
+func parseCanonical(front string) (*Note, bool) {
+	n := &Note{Tags: []string{}}
+	var seen [16]bool
+	for rest, ok := front, true; rest != ""; {
+		if rest, ok = n.canonicalEntry(rest, &seen); !ok {
+			return nil, false
+		}
+	}
+	if !ValidID(n.ID) || !ValidType(n.Type) {
+		return nil, false
+	}
+	out := Marshal(n)
+	if len(out) != len(fmOpen)+len(front)+len("---\n\n") || string(out[len(fmOpen):len(fmOpen)+len(front)]) != front {
+		return nil, false
+	}
+	return n, true
+}
+
+// canonicalEntry reads the key at the start of front and its value into
+// n, and returns what follows.
+func (n *Note) canonicalEntry(front string, seen *[16]bool) (rest string, ok bool) {
+	line, rest, _ := strings.Cut(front, "\n")
+	key, val, ok := strings.Cut(line, ":")
+	k := canonicalKeys[key]
+	if !ok || k == 0 || seen[k-1] {
+		return "", false
+	}
+	seen[k-1] = true
+	if key == "tags" || key == "supersedes" {
+		var items []string
+		if items, rest, ok = canonicalList(val, rest); !ok {
+			return "", false
+		}
+		if key == "tags" {
+			n.Tags = items
+		} else {
+			n.Supersedes = items
+		}
+		return rest, true
+	}
+	v, ok := strings.CutPrefix(val, " ")
+	if !ok {
+		return "", false
+	}
+	if v, rest, ok = canonicalScalar(v, rest, "  "); !ok || !n.setCanonical(key, v) {
+		return "", false
+	}
+	return rest, true
+}
+
+// canonicalKeys numbers the 16 keys Marshal writes (from 1).
+var canonicalKeys = map[string]int{
+	"id": 1, "type": 2, "title": 3, "project": 4, "machine_id": 5, "scope": 6, "user_id": 7,
+	"workspace_id": 8, "prov_source": 9, "confidence": 10, "prov_model": 11, "prov_session": 12,
+	"supersedes": 13, "created_at": 14, "updated_at": 15, "tags": 16,
+}
+
+// setCanonical sets a scalar key read by parseCanonical.
+func (n *Note) setCanonical(key, v string) bool {
+	if key == "confidence" {
+		f, err := strconv.ParseFloat(v, 64)
+		n.Confidence = f
+		return err == nil
+	}
+	*n.stringField(key) = v
+	return true
+}
+
+// stringField is the field of a known key with a string value, nil for
+// another key.
+func (n *Note) stringField(key string) *string {
+	switch key {
+	case "id":
+		return &n.ID
+	case "type":
+		return &n.Type
+	case "title":
+		return &n.Title
+	case "project":
+		return &n.Project
+	case "machine_id":
+		return &n.MachineID
+	case "scope":
+		return &n.Scope
+	case "user_id":
+		return &n.UserID
+	case "workspace_id":
+		return &n.WorkspaceID
+	case "prov_source":
+		return &n.ProvSource
+	case "prov_model":
+		return &n.ProvModel
+	case "prov_session":
+		return &n.ProvSession
+	case "created_at":
+		return &n.CreatedAt
+	case "updated_at":
+		return &n.UpdatedAt
+	}
+	return nil
+}
+
+// canonicalList reads a list value: " []", or nothing on the key's line
+// and then "- item" lines.
+func canonicalList(val, rest string) (items []string, after string, ok bool) {
+	if val == " []" {
+		return []string{}, rest, true
+	}
+	if val != "" {
+		return nil, rest, false
+	}
+	for strings.HasPrefix(rest, "- ") {
+		line, more, _ := strings.Cut(rest, "\n")
+		item, more, ok := canonicalScalar(line[2:], more, "  ")
+		if !ok {
+			return nil, rest, false
+		}
+		items, rest = append(items, item), more
+	}
+	return items, rest, len(items) > 0
+}
+
+// canonicalScalar reads a plain or single-quoted scalar that starts with
+// first and may go on over lines of rest indented by indent (PyYAML folds
+// long scalars at a space: the line break reads back as that space).
+// Anything else (double quotes, blank or more deeply indented lines) is
+// left to the YAML parser.
+func canonicalScalar(first, rest, indent string) (v, after string, ok bool) {
+	v = first
+	for strings.HasPrefix(rest, indent) {
+		line, more, _ := strings.Cut(rest, "\n")
+		cont := line[len(indent):]
+		if cont == "" || cont[0] == ' ' {
+			return "", rest, false
+		}
+		v, rest = v+" "+cont, more
+	}
+	if v == "" || v[0] == '"' {
+		return "", rest, false
+	}
+	if v[0] != '\'' {
+		return v, rest, true
+	}
+	if len(v) < 2 || v[len(v)-1] != '\'' {
+		return "", rest, false
+	}
+	return strings.ReplaceAll(v[1:len(v)-1], "''", "'"), rest, true
 }
 
 // rejectAliases refuses anchors/aliases (the billion-laughs shape) and
@@ -227,13 +415,7 @@ func stringList(key string, v *yaml.Node) ([]string, error) {
 }
 
 func (n *Note) setField(key string, v *yaml.Node) error {
-	strField := map[string]*string{
-		"id": &n.ID, "type": &n.Type, "title": &n.Title, "project": &n.Project,
-		"machine_id": &n.MachineID, "scope": &n.Scope, "user_id": &n.UserID,
-		"workspace_id": &n.WorkspaceID, "prov_source": &n.ProvSource, "prov_model": &n.ProvModel,
-		"prov_session": &n.ProvSession, "created_at": &n.CreatedAt, "updated_at": &n.UpdatedAt,
-	}
-	if p, ok := strField[key]; ok {
+	if p := n.stringField(key); p != nil {
 		if isNull(v) {
 			return nil // absent: keep the default
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -188,4 +189,70 @@ func TestPyFloatRepr(t *testing.T) {
 			t.Errorf("pyFloatRepr(%v) = %q, want %q", f, got, want)
 		}
 	}
+}
+
+// TestCanonicalAgreesWithYAML: for the frontmatter PyYAML wrote for 1,257
+// tricky values (quoted, folded, unicode, numbers-as-strings) and for the
+// Python tool's own files, the shortcut for canonical frontmatter reads
+// the same note as the YAML parser. It is taken for every file of the
+// Python store and for the golden values that need no double quotes or
+// line breaks (else it would speed nothing up).
+func TestCanonicalAgreesWithYAML(t *testing.T) {
+	f, err := os.Open("testdata/pyyaml_golden.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	fast, total := 0, 0
+	for sc.Scan() {
+		var c struct{ YAML string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		total++
+		if compareCanonical(t, c.YAML) {
+			fast++
+		}
+	}
+	t.Logf("%d of %d golden frontmatters read without the YAML parser", fast, total)
+	if fast < total*4/10 {
+		t.Errorf("only %d of %d golden frontmatters took the shortcut", fast, total)
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "python-store", "*", "*", "*.md"))
+	if len(files) == 0 {
+		t.Fatal("no Python store files")
+	}
+	for _, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		front, _, ok := splitFront(string(data))
+		if !ok {
+			t.Fatalf("%s: no frontmatter", p)
+		}
+		if !compareCanonical(t, front) {
+			t.Errorf("%s: the Python tool's file did not take the shortcut", p)
+		}
+	}
+}
+
+// compareCanonical fails t if parseCanonical accepts front and reads it
+// differently from the YAML parser, and reports whether it accepted it.
+func compareCanonical(t *testing.T, front string) bool {
+	t.Helper()
+	n, ok := parseCanonical(front)
+	if !ok {
+		return false
+	}
+	want, err := parseYAML(front)
+	if err != nil {
+		t.Fatalf("the shortcut read a frontmatter the YAML parser refuses (%v):\n%q", err, front)
+	}
+	if !reflect.DeepEqual(n, want) {
+		t.Fatalf("the shortcut and the YAML parser disagree:\n%q\n%#v\n%#v", front, n, want)
+	}
+	return true
 }

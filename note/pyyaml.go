@@ -48,6 +48,11 @@ var implicitResolvers = sync.OnceValue(func() []*regexp.Regexp {
 // string. Python's re.match lets '$' match before one trailing newline, so
 // that case is tried too.
 func resolvesToString(s string) bool {
+	// Every resolver's pattern starts with one of these bytes (or matches
+	// the empty string): most strings need no regexp at all.
+	if s != "" && s != "\n" && !strings.ContainsRune("yYnNtTfFoO-+.0123456789<~=!&*", rune(s[0])) {
+		return true
+	}
 	for _, re := range implicitResolvers() {
 		if re.MatchString(s) || (strings.HasSuffix(s, "\n") && re.MatchString(s[:len(s)-1])) {
 			return false
