@@ -186,6 +186,10 @@ type rebuildRequest struct {
 	// index looks like, even in a hook, and the caller reports it (a
 	// notice is sent only for damage met on the way).
 	asked bool
+	// firstSync marks the build of an index that records no file yet after
+	// a machine's first sync: progress is labelled as a sync's indexing
+	// and the notes other machines wrote are marked as arrivals.
+	firstSync bool
 }
 
 // rebuild is the one owner of rebuilds of the index from the note files:
@@ -230,7 +234,12 @@ func (s *Store) rebuild(ctx context.Context, r rebuildRequest) (index.Result, er
 	if health == indexDamaged {
 		return s.replaceDamaged(ctx, !r.asked)
 	}
-	res, err := s.rebuildInto(ctx, s.idx())
+	var res index.Result
+	if r.firstSync {
+		res, err = s.buildInto(ctx, s.idx(), "indexing changed note files", true)
+	} else {
+		res, err = s.rebuildInto(ctx, s.idx())
+	}
 	switch {
 	case index.IsCorrupt(err):
 		// Damage met while rebuilding in place: a fresh file after all.

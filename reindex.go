@@ -191,24 +191,30 @@ func (s *Store) arrivedFromSync(c index.Change) bool {
 // sync, which brought the whole store) with the bulk build a rebuild
 // uses rather than a reconcile: a reconcile holds every changed note, and
 // every posting, until its one Apply, which took 900 MB for a clone of
-// 100,000 notes. done is false when the index had files: the caller
+// 100,000 notes. It goes through [Store.rebuild], the one owner of
+// rebuilds. done is false when the index had files: the caller
 // reconciles as usual.
 func (s *Store) firstIndex(ctx context.Context) (res index.Result, done bool, err error) {
-	if has, err := s.idx().HasFiles(ctx); err != nil || has {
+	empty := func(ctx context.Context) (indexHealth, error) {
+		has, err := s.idx().HasFiles(ctx)
+		if err != nil || has {
+			return indexHealthy, err
+		}
+		return indexMissing, nil
+	}
+	if h, err := empty(ctx); err != nil || h == indexHealthy {
 		return res, false, err
 	}
-	lock, err := s.lockRebuild(ctx)
-	if err != nil {
-		return res, false, err
-	}
-	defer lock.Release()
-	// Another process may have indexed files while this one waited.
-	if has, err := s.idx().HasFiles(ctx); err != nil || has {
-		return res, false, err
-	}
-	// The stage a reconcile after a sync reports.
-	res, err = s.buildInto(ctx, s.idx(), "indexing changed note files", true)
-	return res, err == nil, err
+	// recheck: another process may have indexed files while this one
+	// waited for the rebuild lock; then the caller reconciles.
+	indexed := false
+	res, err = s.rebuild(ctx, rebuildRequest{found: indexMissing, asked: true, firstSync: true,
+		recheck: func(ctx context.Context) (indexHealth, error) {
+			h, err := empty(ctx)
+			indexed = h == indexHealthy
+			return h, err
+		}})
+	return res, err == nil && !indexed, err
 }
 
 // produceChanges reads files and yields their changes in order, reading
