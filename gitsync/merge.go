@@ -488,7 +488,7 @@ func (g *Repo) checkout(ctx context.Context, objs *objects, from, to plumbing.Ha
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := g.writeFiles(objs, paths, plan.changes); err != nil {
+	if err := g.writeFiles(objs, slices.Clone(paths), plan.changes); err != nil {
 		return nil, err
 	}
 	if err := g.recordCheckout(paths, plan.changes, from, to, fromTree, toTree); err != nil {
@@ -502,7 +502,7 @@ func (g *Repo) checkout(ctx context.Context, objs *objects, from, to plumbing.Ha
 // and that each path is on disk as the checkout's start has it.
 func (g *Repo) checkClean(objs *objects, to plumbing.Hash, paths []string, plan *checkoutPlan) error {
 	for _, p := range paths {
-		if c := plan.changes[p]; !c.deleted {
+		if c := plan.changes[p]; !c.deleted { // nothing inflated but a delta's first bytes
 			if err := objs.checkBlobSize(to, p, c.e.Hash); err != nil {
 				return err
 			}
@@ -549,6 +549,7 @@ func (g *Repo) asCommitted(p string, want entry, tracked bool) error {
 // pull): one sync(2) is far cheaper than thousands.
 func (g *Repo) writeFiles(objs *objects, paths []string, chs map[string]change) error {
 	perFile := len(paths) <= 64
+	objs.readOrder(paths, func(p string) plumbing.Hash { return chs[p].e.Hash })
 	for _, p := range paths {
 		abs := filepath.Join(g.dir, filepath.FromSlash(p))
 		c := chs[p]

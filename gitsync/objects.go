@@ -1,13 +1,21 @@
 package gitsync
 
 import (
+	"bufio"
+	"cmp"
+	"compress/zlib"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
@@ -27,17 +35,114 @@ const objectsCache = 8 * cache.MiByte
 // (Windows cannot remove an open file). What the Repo writes meanwhile
 // (loose objects) is read from disk as it is found.
 type objects struct {
-	st *filesystem.Storage
+	st     *filesystem.Storage
+	gitDir string
+	// packs are the repository's pack indexes, read on first use by
+	// size and readOrder.
+	packs  []packIndex
+	loaded bool
+	// br and zr read headers (reused: a zlib reader is 40 KB to make).
+	br *bufio.Reader
+	zr io.ReadCloser
+}
+
+// packIndex is one pack file, open, and its index.
+type packIndex struct {
+	idx *idxfile.MemoryIndex
+	f   *os.File
 }
 
 // openObjects starts reading objects; the caller closes it.
 func (g *Repo) openObjects() *objects {
-	return &objects{st: filesystem.NewStorageWithOptions(osfs.New(g.gitDir), cache.NewObjectLRU(objectsCache),
+	return &objects{gitDir: g.gitDir, st: filesystem.NewStorageWithOptions(osfs.New(g.gitDir), cache.NewObjectLRU(objectsCache),
 		filesystem.Options{KeepDescriptors: true})}
 }
 
 // Close releases the pack files.
-func (o *objects) Close() { _ = o.st.Close() }
+func (o *objects) Close() {
+	_ = o.st.Close()
+	for _, p := range o.packs {
+		p.f.Close()
+	}
+	o.packs = nil
+}
+
+// loadPacks reads the pack indexes once. A pack it cannot read is left
+// out: its objects are then found (or not) through go-git, as before.
+func (o *objects) loadPacks() {
+	if o.loaded {
+		return
+	}
+	o.loaded = true
+	names, err := o.st.ObjectPacks()
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(o.gitDir, "objects", "pack")
+	for _, n := range names {
+		base := filepath.Join(dir, "pack-"+n.String())
+		idx, err := readPackIndex(base + ".idx")
+		if err != nil {
+			continue
+		}
+		f, err := os.Open(base + ".pack")
+		if err != nil {
+			continue
+		}
+		o.packs = append(o.packs, packIndex{idx: idx, f: f})
+	}
+}
+
+func readPackIndex(path string) (*idxfile.MemoryIndex, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	idx := idxfile.NewMemoryIndex()
+	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
+// locate finds h in the packs: which one and at what offset.
+func (o *objects) locate(h plumbing.Hash) (int, int64, bool) {
+	o.loadPacks()
+	for i, p := range o.packs {
+		if off, err := p.idx.FindOffset(h); err == nil {
+			return i, off, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readOrder sorts paths by where their blobs are: loose ones first, then
+// by pack and offset. Read in that order, a delta's base was read just
+// before (git writes bases first and near), so a small cache serves
+// the chains; read by path, a checkout of 10,000 notes spent most of
+// its reads resolving the same chains again.
+func (o *objects) readOrder(paths []string, blob func(string) plumbing.Hash) {
+	type at struct {
+		pack int
+		off  int64
+	}
+	where := make(map[string]at, len(paths))
+	for _, p := range paths {
+		if h := blob(p); !h.IsZero() {
+			if i, off, ok := o.locate(h); ok {
+				where[p] = at{i + 1, off}
+			}
+		}
+	}
+	slices.SortStableFunc(paths, func(a, b string) int {
+		wa, wb := where[a], where[b]
+		if c := cmp.Compare(wa.pack, wb.pack); c != 0 {
+			return c
+		}
+		return cmp.Compare(wa.off, wb.off)
+	})
+}
 
 // raw reads an object's content, refusing one of another type or larger
 // than limit before reading it.
@@ -63,23 +168,17 @@ func readObject(st storer.EncodedObjectStorer, h plumbing.Hash, t plumbing.Objec
 		return nil, fmt.Errorf("read object %s: %w", h, err)
 	}
 	defer rd.Close()
-	buf := bytesWriter{make([]byte, 0, obj.Size())} // at most limit: checked above
-	if _, err := io.Copy(&buf, io.LimitReader(rd, limit+1)); err != nil {
+	// The header's size, bounded above, is what is read: a stream that
+	// ends before it or goes on after it is not the object it claims.
+	data := make([]byte, obj.Size())
+	if _, err := io.ReadFull(rd, data); err != nil {
 		return nil, fmt.Errorf("read object %s: %w", h, err)
 	}
-	if int64(len(buf.b)) > limit {
-		return nil, fmt.Errorf("%s %s is over the %d byte limit", t, h, limit)
+	var one [1]byte
+	if n, _ := rd.Read(one[:]); n > 0 {
+		return nil, fmt.Errorf("%s %s is longer than its header says", t, h)
 	}
-	return buf.b, nil
-}
-
-// bytesWriter appends to a slice sized beforehand (io.ReadAll grows its
-// buffer from 512 bytes, copying each time).
-type bytesWriter struct{ b []byte }
-
-func (w *bytesWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
+	return data, nil
 }
 
 // blob reads a file's content, at most MaxBlobBytes.
@@ -87,10 +186,66 @@ func (o *objects) blob(h plumbing.Hash) ([]byte, error) {
 	return o.raw(h, plumbing.BlobObject, MaxBlobBytes)
 }
 
-// size is an object's size from its header (a packed delta's from the
-// delta's).
+// size is an object's size from its header, nothing inflated but the
+// first bytes of a delta (which say the size of what it makes).
+// go-git's EncodedObjectSize inflated a packed delta whole.
 func (o *objects) size(h plumbing.Hash) (int64, error) {
+	if i, off, ok := o.locate(h); ok {
+		return o.packedSize(o.packs[i].f, off)
+	}
 	return o.st.EncodedObjectSize(h)
+}
+
+// packedSize reads the size of the object at off of pack f.
+func (o *objects) packedSize(f *os.File, off int64) (int64, error) {
+	src := io.NewSectionReader(f, off, 1<<20)
+	if o.br == nil {
+		o.br = bufio.NewReaderSize(src, 512)
+	} else {
+		o.br.Reset(src)
+	}
+	br := o.br
+	b, err := br.ReadByte()
+	if err != nil {
+		return 0, fmt.Errorf("read pack object header: %w", err)
+	}
+	typ := plumbing.ObjectType((b >> 4) & 7)
+	sz, shift := int64(b&15), uint(4)
+	for b&0x80 != 0 && shift <= 56 {
+		if b, err = br.ReadByte(); err != nil {
+			return 0, fmt.Errorf("read pack object header: %w", err)
+		}
+		sz |= int64(b&0x7f) << shift
+		shift += 7
+	}
+	switch typ {
+	case plumbing.OFSDeltaObject:
+		for b = 0x80; b&0x80 != 0; {
+			if b, err = br.ReadByte(); err != nil {
+				return 0, fmt.Errorf("read pack object header: %w", err)
+			}
+		}
+	case plumbing.REFDeltaObject:
+		if _, err := br.Discard(20); err != nil {
+			return 0, fmt.Errorf("read pack object header: %w", err)
+		}
+	default:
+		return sz, nil
+	}
+	if o.zr == nil {
+		o.zr, err = zlib.NewReader(br)
+	} else {
+		err = o.zr.(zlib.Resetter).Reset(br, nil)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read delta header: %w", err)
+	}
+	var first [2 * binary.MaxVarintLen64]byte
+	n, err := io.ReadFull(o.zr, first[:min(sz, int64(len(first)))])
+	if err != nil {
+		return 0, fmt.Errorf("read delta header: %w", err)
+	}
+	return deltaTargetSize(first[:n])
 }
 
 // checkBlobSize refuses the file at p of commit c when its blob is over
