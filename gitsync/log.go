@@ -126,22 +126,22 @@ func (g *Repo) walkLog(ctx context.Context, n int, fn func(*object.Commit) (stop
 	return false, nil
 }
 
-// ReadBlob reads blob h, at most limit bytes of it.
+// ErrBlobTooLarge marks a blob larger than its reader asked for.
+var ErrBlobTooLarge = errors.New("blob over the size asked for")
+
+// ReadBlob reads blob h. A blob over limit bytes is refused by its
+// header, before it is read (an error matching [ErrBlobTooLarge]): a
+// reader gets the whole file or none of it, never a cut one. A blob the
+// repository lacks is an error matching [ErrNoObject].
 func (g *Repo) ReadBlob(h Hash, limit int64) ([]byte, error) {
-	b, err := g.r.BlobObject(plumbing.Hash(h))
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	data, err := readObject(g.r.Storer, plumbing.Hash(h), plumbing.BlobObject, limit)
+	var big *tooLargeError
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
 		return nil, fmt.Errorf("blob %s: %w", h, ErrNoObject)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
-	}
-	defer rd.Close()
-	data, err := io.ReadAll(io.LimitReader(rd, limit))
-	if err != nil {
+	case errors.As(err, &big):
+		return nil, fmt.Errorf("blob %s is %d bytes, over the %d asked for: %w", h, big.size, limit, ErrBlobTooLarge)
+	case err != nil:
 		return nil, fmt.Errorf("blob %s: %w", h, err)
 	}
 	return data, nil

@@ -161,7 +161,7 @@ func readObject(st storer.EncodedObjectStorer, h plumbing.Hash, t plumbing.Objec
 		return nil, fmt.Errorf("object %s is a %s, not a %s", h, obj.Type(), t)
 	}
 	if obj.Size() > limit {
-		return nil, fmt.Errorf("%s %s is %d bytes, over the %d byte limit", t, h, obj.Size(), limit)
+		return nil, &tooLargeError{what: t, h: h, size: obj.Size(), limit: limit}
 	}
 	rd, err := obj.Reader()
 	if err != nil {
@@ -179,6 +179,17 @@ func readObject(st storer.EncodedObjectStorer, h plumbing.Hash, t plumbing.Objec
 		return nil, fmt.Errorf("%s %s is longer than its header says", t, h)
 	}
 	return data, nil
+}
+
+// tooLargeError is an object over the size its reader allows.
+type tooLargeError struct {
+	what        plumbing.ObjectType
+	h           plumbing.Hash
+	size, limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s %s is %d bytes, over the %d byte limit", e.what, e.h, e.size, e.limit)
 }
 
 // blob reads a file's content, at most MaxBlobBytes.
