@@ -498,63 +498,21 @@ func (v *verifier) tree(ctx context.Context, c, h, base plumbing.Hash, dir strin
 			Reason: fmt.Sprintf("directories nest deeper than a store needs (at most %d path components)", MaxPathDepth)}
 	}
 	entries, err := v.entries(h)
-	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return refuse(nil, "a tree the hub did not send")
-		}
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
+		return refuse(nil, "a tree the hub did not send")
+	case err != nil:
 		return refuse(nil, err.Error())
-	}
-	if len(entries) > MaxTreeFiles {
+	case len(entries) > MaxTreeFiles:
 		return refuse(nil, fmt.Sprintf("a directory of more than %d entries", MaxTreeFiles))
 	}
 	var old []treeEntry
 	if !base.IsZero() {
 		old, _ = v.entries(base)
 	}
-	// Entries new in this tree (absent from base, or changed there), with
-	// the base's entry of the same name when it was a directory.
-	type added struct {
-		e    treeEntry
-		base plumbing.Hash
-	}
-	var fresh []added
-	j := 0
-	for i, e := range entries {
-		// git sorts a directory as its name followed by '/'; fsck refuses
-		// a tree out of that order and any name given twice (a file and
-		// a directory of one name are not always neighbours: "a", "a.b",
-		// "a/"; the case-folded comparison below catches those).
-		if i > 0 {
-			switch cmp := compareTreeKeys(e.name, e.dir, entries[i-1].name, entries[i-1].dir); {
-			case cmp == 0:
-				return refuse(e.name, "a name given twice in one directory")
-			case cmp < 0:
-				return refuse(e.name, "tree entries out of order")
-			}
-		}
-		for j < len(old) && compareTreeKeys(old[j].name, old[j].dir, e.name, e.dir) < 0 {
-			j++
-		}
-		if j < len(old) && old[j].hash == e.hash && bytes.Equal(old[j].mode, e.mode) && bytes.Equal(old[j].name, e.name) {
-			continue // as in the parent: checked there
-		}
-		a := added{e: e}
-		if j < len(old) && old[j].dir && e.dir && bytes.Equal(old[j].name, e.name) {
-			a.base = old[j].hash
-		}
-		if why := badName(e.name); why != "" {
-			return refuse(e.name, why)
-		}
-		switch string(e.mode) {
-		case modeDir, modeFile, modeExec:
-		case "120000":
-			return refuse(e.name, "a symlink (a store holds regular files only)")
-		case "160000":
-			return refuse(e.name, "a submodule (a store holds regular files only)")
-		default:
-			return refuse(e.name, fmt.Sprintf("file mode %q (a store holds directories and regular files only)", e.mode))
-		}
-		fresh = append(fresh, a)
+	fresh, err := freshEntries(entries, old, refuse)
+	if err != nil {
+		return err
 	}
 	if err := v.caseTwins(entries, len(fresh), func(i int) []byte { return fresh[i].e.name }, refuse); err != nil {
 		return err
@@ -568,6 +526,72 @@ func (v *verifier) tree(ctx context.Context, c, h, base plumbing.Hash, dir strin
 	}
 	v.trees[h] = true
 	return nil
+}
+
+// addedEntry is an entry new in a tree (absent from its base, or changed
+// there), with the base's entry of the same name when both are
+// directories.
+type addedEntry struct {
+	e    treeEntry
+	base plumbing.Hash
+}
+
+// freshEntries checks a tree's entries for order and duplicates, and the
+// entries that are not as in old (the same directory in the parent
+// commit, checked before) for their names and modes; it returns those.
+func freshEntries(entries, old []treeEntry, refuse func([]byte, string) error) ([]addedEntry, error) {
+	var fresh []addedEntry
+	j := 0
+	for i, e := range entries {
+		// git sorts a directory as its name followed by '/'; fsck refuses
+		// a tree out of that order and any name given twice (a file and
+		// a directory of one name are not always neighbours: "a", "a.b",
+		// "a/"; caseTwins catches those).
+		if i > 0 {
+			switch cmp := compareTreeKeys(e.name, e.dir, entries[i-1].name, entries[i-1].dir); {
+			case cmp == 0:
+				return nil, refuse(e.name, "a name given twice in one directory")
+			case cmp < 0:
+				return nil, refuse(e.name, "tree entries out of order")
+			}
+		}
+		for j < len(old) && compareTreeKeys(old[j].name, old[j].dir, e.name, e.dir) < 0 {
+			j++
+		}
+		var was *treeEntry
+		if j < len(old) && bytes.Equal(old[j].name, e.name) {
+			was = &old[j]
+		}
+		if was != nil && was.hash == e.hash && bytes.Equal(was.mode, e.mode) {
+			continue // as in the parent: checked there
+		}
+		if why := badEntry(e); why != "" {
+			return nil, refuse(e.name, why)
+		}
+		a := addedEntry{e: e}
+		if was != nil && was.dir && e.dir {
+			a.base = was.hash
+		}
+		fresh = append(fresh, a)
+	}
+	return fresh, nil
+}
+
+// badEntry says why a tree entry must never reach a worktree (its name,
+// or a mode other than a directory's or a regular file's), or "".
+func badEntry(e treeEntry) string {
+	if why := badName(e.name); why != "" {
+		return why
+	}
+	switch string(e.mode) {
+	case modeDir, modeFile, modeExec:
+		return ""
+	case "120000":
+		return "a symlink (a store holds regular files only)"
+	case "160000":
+		return "a submodule (a store holds regular files only)"
+	}
+	return fmt.Sprintf("file mode %q (a store holds directories and regular files only)", e.mode)
 }
 
 // caseTwins refuses a tree in which a new entry's name equals another
@@ -644,22 +668,12 @@ func badName(name []byte) string {
 		return "an empty name"
 	case len(name) > MaxNameBytes:
 		return fmt.Sprintf("a name over %d bytes", MaxNameBytes)
-	}
-	plain := true // ASCII letters, digits, '-', '_' and '.', no control bytes
-	for _, c := range name {
-		switch {
-		case c < 0x20 || c == 0x7f:
-			return "a name with a control character"
-		case c == '/' || c == '\\':
-			return "a name with a path separator"
-		case c == ':':
-			return "a name with ':' (an NTFS stream)"
-		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'):
-			plain = false
-		}
-	}
-	if string(name) == "." || string(name) == ".." {
+	case string(name) == "." || string(name) == "..":
 		return "a name that is . or .."
+	}
+	plain, why := nameBytes(name)
+	if why != "" {
+		return why
 	}
 	// A plain name can mean .git & co only if it starts like one (".git",
 	// "git~1", "gitmod~1"): a note's ULID name skips the slow look.
@@ -676,6 +690,25 @@ func badName(name []byte) string {
 		return "a " + base + " file (it would change how files are written)"
 	}
 	return ""
+}
+
+// nameBytes says why a name's bytes are refused ("" if they are not),
+// and whether it is plain: ASCII letters, digits, '-', '_' and '.'.
+func nameBytes(name []byte) (plain bool, why string) {
+	plain = true
+	for _, c := range name {
+		switch {
+		case c < 0x20 || c == 0x7f:
+			return false, "a name with a control character"
+		case c == '/' || c == '\\':
+			return false, "a name with a path separator"
+		case c == ':':
+			return false, "a name with ':' (an NTFS stream)"
+		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'):
+			plain = false
+		}
+	}
+	return plain, ""
 }
 
 // dotGitBase returns ".git", ".gitmodules" or ".gitattributes" when name
