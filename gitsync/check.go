@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,11 +59,18 @@ func (e *RefusedError) Error() string {
 
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
+// incoming is what verifyIncoming learnt of tip against head.
+type incoming struct {
+	upToDate    bool          // tip is in head's history: nothing to merge
+	fastForward bool          // head is in tip's history
+	base        plumbing.Hash // the merge base (zero: unrelated histories)
+}
+
 // verifyIncoming checks every commit reachable from tip that head's
 // history does not already hold: each commit object and each tree it
-// names. It returns whether tip is already in head's history (nothing to
-// merge) and whether head is in tip's (a fast-forward), which the walk
-// learns on the way, so Merge needs no ancestry walks of its own.
+// names. The same walk tells whether tip is already in head's history,
+// whether head is in tip's (a fast-forward) and, otherwise, the merge
+// base, so Merge walks no history of its own.
 //
 // Trusted is head's history: commits made here, and commits that passed
 // this check when they were merged. Remote-tracking refs are not trusted:
@@ -75,112 +82,182 @@ func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 // commit costs reading the trees it changed and looking hard only at
 // the entries it added. File sizes are checked where files are read
 // (readBlob) and, for a checkout, before anything is written.
-func (g *Repo) verifyIncoming(ctx context.Context, head, tip plumbing.Hash) (upToDate, fastForward bool, err error) {
-	ours := map[plumbing.Hash]bool{}
+func (g *Repo) verifyIncoming(ctx context.Context, objs *objects, head, tip plumbing.Hash) (incoming, error) {
+	ours := map[plumbing.Hash][]plumbing.Hash{}
 	if !head.IsZero() {
-		if err := g.ancestors(ctx, head, ours); err != nil {
-			return false, false, err
+		if err := history(ctx, objs, head, ours); err != nil {
+			return incoming{}, err
 		}
 	}
-	if ours[tip] {
-		return true, false, nil
+	if _, ok := ours[tip]; ok {
+		return incoming{upToDate: true, base: tip}, nil
 	}
-	v := &verifier{g: g, trees: map[plumbing.Hash]bool{}}
-	// Walk the new commits, reading (and checking) each commit object.
-	type info struct {
-		tree    plumbing.Hash
-		parents []plumbing.Hash
+	v := &verifier{g: g, objs: objs, trees: map[plumbing.Hash]bool{}, ours: ours,
+		commits: map[plumbing.Hash]commitInfo{}, done: map[plumbing.Hash]bool{}}
+	order, boundary, err := v.walkNew(ctx, tip)
+	if err != nil {
+		return incoming{}, err
 	}
-	commits := map[plumbing.Hash]info{}
-	var order []plumbing.Hash // discovery order, children before parents
+	// Discovery order is children before parents, breadth first from
+	// tip: checking from its end starts with the oldest commits.
+	for i := len(order) - 1; i >= 0; i-- {
+		if err := v.checkChain(ctx, order[i]); err != nil {
+			return incoming{}, err
+		}
+	}
+	_, ff := boundary[head]
+	return incoming{fastForward: ff, base: bestBase(boundary, ours)}, nil
+}
+
+// commitInfo is a new commit's tree and parents.
+type commitInfo struct {
+	tree    plumbing.Hash
+	parents []plumbing.Hash
+}
+
+// walkNew reads (and checks) each commit object reachable from tip that
+// head's history lacks. It returns them children before parents, and
+// the boundary: the commits of head's history that new commits name as
+// parents, which are the common ancestors nearest to tip.
+func (v *verifier) walkNew(ctx context.Context, tip plumbing.Hash) ([]plumbing.Hash, map[plumbing.Hash]bool, error) {
+	var order []plumbing.Hash
+	boundary := map[plumbing.Hash]bool{}
 	queue := []plumbing.Hash{tip}
-	commits[tip] = info{}
+	v.commits[tip] = commitInfo{}
 	for len(queue) > 0 {
 		if err := ctx.Err(); err != nil {
-			return false, false, err
+			return nil, nil, err
 		}
 		c := queue[0]
 		queue = queue[1:]
 		tree, parents, err := v.commit(c)
 		if err != nil {
-			return false, false, err
+			return nil, nil, err
 		}
-		commits[c] = info{tree, parents}
+		v.commits[c] = commitInfo{tree, parents}
 		order = append(order, c)
 		for _, p := range parents {
-			if p == head {
-				fastForward = true
-			}
-			if _, queued := commits[p]; ours[p] || queued {
+			if _, trusted := v.ours[p]; trusted {
+				boundary[p] = true
 				continue
 			}
-			commits[p] = info{}
-			queue = append(queue, p)
+			if _, queued := v.commits[p]; !queued {
+				v.commits[p] = commitInfo{}
+				queue = append(queue, p)
+			}
 		}
 	}
-	// A parent is discovered after every child that names it (breadth
-	// first from tip)... except across merges of unequal depth, so the
-	// order is settled properly: parents first.
-	done := map[plumbing.Hash]bool{}
-	var visit func(c plumbing.Hash) error
-	visit = func(c plumbing.Hash) error {
-		// Iterative on the first parent, which is the long chain; other
-		// parents recurse (merges are few and shallow in a store).
-		var chain []plumbing.Hash
-		for cur := c; ; {
-			if done[cur] || ours[cur] {
-				break
-			}
-			done[cur] = true
-			chain = append(chain, cur)
-			ps := commits[cur].parents
-			for _, p := range ps[min(1, len(ps)):] {
-				if err := visit(p); err != nil {
-					return err
-				}
-			}
-			if len(ps) == 0 {
-				break
-			}
-			cur = ps[0]
-		}
-		for i := len(chain) - 1; i >= 0; i-- {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			c := chain[i]
-			in := commits[c]
-			var base plumbing.Hash
-			if len(in.parents) > 0 {
-				if p, ok := commits[in.parents[0]]; ok {
-					base = p.tree
-				} else if ours[in.parents[0]] {
-					t, err := g.commitTree(in.parents[0])
-					if err != nil {
-						return err
-					}
-					base = t
-					v.trees[t] = true // head's history is trusted
-				}
-			}
-			if err := v.tree(ctx, c, in.tree, base, "", 1); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for i := len(order) - 1; i >= 0; i-- {
-		if err := visit(order[i]); err != nil {
-			return false, false, err
-		}
-	}
-	return false, fastForward, nil
+	return order, boundary, nil
 }
 
-// ancestors adds h and every commit reachable from it to set.
-func (g *Repo) ancestors(ctx context.Context, h plumbing.Hash, set map[plumbing.Hash]bool) error {
-	set[h] = true
+// checkChain checks the trees of c and of its unchecked ancestors,
+// parents first. Iterative on the first parent, which is the long
+// chain; other parents recurse (merges are few and shallow in a store).
+// A parent is discovered after every child that names it (breadth first
+// from tip) except across merges of unequal depth, so the order is
+// settled here.
+func (v *verifier) checkChain(ctx context.Context, c plumbing.Hash) error {
+	var chain []plumbing.Hash
+	for cur := c; ; {
+		if _, trusted := v.ours[cur]; trusted || v.done[cur] {
+			break
+		}
+		v.done[cur] = true
+		chain = append(chain, cur)
+		ps := v.commits[cur].parents
+		for _, p := range ps[min(1, len(ps)):] {
+			if err := v.checkChain(ctx, p); err != nil {
+				return err
+			}
+		}
+		if len(ps) == 0 {
+			break
+		}
+		cur = ps[0]
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		base, err := v.firstParentTree(chain[i])
+		if err != nil {
+			return err
+		}
+		if err := v.tree(ctx, chain[i], v.commits[chain[i]].tree, base, "", 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firstParentTree is the tree of c's first parent, checked before c or
+// trusted (zero for a root commit).
+func (v *verifier) firstParentTree(c plumbing.Hash) (plumbing.Hash, error) {
+	ps := v.commits[c].parents
+	if len(ps) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	if p, ok := v.commits[ps[0]]; ok {
+		return p.tree, nil
+	}
+	data, err := v.objs.raw(ps[0], plumbing.CommitObject, MaxCommitBytes)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read history: %w", err)
+	}
+	t, _, err := parseCommitHeader(data)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read history: commit %s: %w", ps[0], err)
+	}
+	v.trees[t] = true // head's history is trusted
+	return t, nil
+}
+
+// bestBase is the merge base of head and tip from the boundary of tip's
+// new commits in head's history (ours: every commit of it with its
+// parents). Every common ancestor is a boundary commit or an ancestor
+// of one, so the best common ancestors are the boundary commits no
+// other boundary commit reaches; of several (a criss-cross), the least
+// by hash, so both machines of a merge pick the same. Zero when the
+// histories share nothing.
+func bestBase(boundary map[plumbing.Hash]bool, ours map[plumbing.Hash][]plumbing.Hash) plumbing.Hash {
+	var best []plumbing.Hash
+	if len(boundary) > 1 {
+		// One walk below all of them: a boundary commit it reaches is
+		// an ancestor of another.
+		seen := map[plumbing.Hash]bool{}
+		var stack []plumbing.Hash
+		for b := range boundary {
+			stack = append(stack, ours[b]...)
+		}
+		for len(stack) > 0 {
+			c := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, ours[c]...)
+			}
+		}
+		for b := range boundary {
+			if !seen[b] {
+				best = append(best, b)
+			}
+		}
+	} else {
+		for b := range boundary {
+			best = append(best, b)
+		}
+	}
+	if len(best) == 0 {
+		return plumbing.ZeroHash
+	}
+	return slices.MinFunc(best, func(a, b plumbing.Hash) int { return strings.Compare(a.String(), b.String()) })
+}
+
+// history adds h and every commit reachable from it to set, each with
+// its parents.
+func history(ctx context.Context, objs *objects, h plumbing.Hash, set map[plumbing.Hash][]plumbing.Hash) error {
 	stack := []plumbing.Hash{h}
+	set[h] = nil
 	for n := 0; len(stack) > 0; n++ {
 		if n%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -189,7 +266,7 @@ func (g *Repo) ancestors(ctx context.Context, h plumbing.Hash, set map[plumbing.
 		}
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		data, err := g.rawObject(c, plumbing.CommitObject, MaxCommitBytes)
+		data, err := objs.raw(c, plumbing.CommitObject, MaxCommitBytes)
 		if err != nil {
 			return fmt.Errorf("read history: %w", err)
 		}
@@ -197,9 +274,10 @@ func (g *Repo) ancestors(ctx context.Context, h plumbing.Hash, set map[plumbing.
 		if err != nil {
 			return fmt.Errorf("read history: commit %s: %w", c, err)
 		}
+		set[c] = parents
 		for _, p := range parents {
-			if !set[p] {
-				set[p] = true
+			if _, seen := set[p]; !seen {
+				set[p] = nil
 				stack = append(stack, p)
 			}
 		}
@@ -207,38 +285,22 @@ func (g *Repo) ancestors(ctx context.Context, h plumbing.Hash, set map[plumbing.
 	return nil
 }
 
-// rawObject reads an object's content, refusing one of another type or
-// larger than limit before reading it.
+// rawObject reads an object's content through the Repo's own storage,
+// refusing one of another type or larger than limit before reading it.
 func (g *Repo) rawObject(h plumbing.Hash, t plumbing.ObjectType, limit int64) ([]byte, error) {
-	obj, err := g.r.Storer.EncodedObject(plumbing.AnyObject, h)
-	if err != nil {
-		return nil, fmt.Errorf("read object %s: %w", h, err)
-	}
-	if obj.Type() != t {
-		return nil, fmt.Errorf("object %s is a %s, not a %s", h, obj.Type(), t)
-	}
-	if obj.Size() > limit {
-		return nil, fmt.Errorf("%s %s is %d bytes, over the %d byte limit", t, h, obj.Size(), limit)
-	}
-	rd, err := obj.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("read object %s: %w", h, err)
-	}
-	defer rd.Close()
-	data, err := io.ReadAll(io.LimitReader(rd, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read object %s: %w", h, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s %s is over the %d byte limit", t, h, limit)
-	}
-	return data, nil
+	return readObject(g.r.Storer, h, t, limit)
 }
 
 // verifier holds what one verifyIncoming call has already checked.
 type verifier struct {
 	g     *Repo
+	objs  *objects
 	trees map[plumbing.Hash]bool // checked (or trusted) tree objects
+	// ours is head's history (each commit with its parents), trusted.
+	ours map[plumbing.Hash][]plumbing.Hash
+	// commits are the new commits, done those whose trees were checked.
+	commits map[plumbing.Hash]commitInfo
+	done    map[plumbing.Hash]bool
 	// folded holds case-folded names while a tree with many new entries
 	// is checked.
 	folded map[uint64][]byte
@@ -250,7 +312,7 @@ type verifier struct {
 // commit checks one commit object the way git fsck does (header order,
 // hashes, identities) and returns its tree and parents.
 func (v *verifier) commit(c plumbing.Hash) (plumbing.Hash, []plumbing.Hash, error) {
-	data, err := v.g.rawObject(c, plumbing.CommitObject, MaxCommitBytes)
+	data, err := v.objs.raw(c, plumbing.CommitObject, MaxCommitBytes)
 	if err != nil {
 		if errors.Is(err, plumbing.ErrObjectNotFound) {
 			return plumbing.ZeroHash, nil, &RefusedError{Commit: Hash(c), Reason: "the hub did not send it or one of its objects"}
@@ -373,24 +435,19 @@ type treeEntry struct {
 	dir        bool
 }
 
-// parseTree splits a raw tree object into entries without copying names.
+// parseTree splits a raw tree object into entries without copying names
+// (parseRawTreeEntry), keeping each mode as spelled: git writes one
+// spelling of each, and fsck refuses the others.
 func parseTree(data []byte, out []treeEntry) ([]treeEntry, bool) {
 	out = out[:0]
-	for len(data) > 0 {
-		sp := bytes.IndexByte(data, ' ')
-		if sp < 0 {
+	for off := 0; off < len(data); {
+		e, err := parseRawTreeEntry(data, off)
+		if err != nil {
 			return out, false
 		}
-		mode := data[:sp]
-		data = data[sp+1:]
-		nul := bytes.IndexByte(data, 0)
-		if nul < 0 || len(data) < nul+1+20 {
-			return out, false
-		}
-		e := treeEntry{mode: mode, name: data[:nul], dir: string(mode) == modeDir}
-		copy(e.hash[:], data[nul+1:nul+21])
-		data = data[nul+21:]
-		out = append(out, e)
+		mode := data[off : e.next-20-1-len(e.name)-1]
+		out = append(out, treeEntry{mode: mode, name: e.name, hash: e.hash, dir: string(mode) == modeDir})
+		off = e.next
 	}
 	return out, true
 }
@@ -402,7 +459,7 @@ func (v *verifier) entries(h plumbing.Hash) ([]treeEntry, error) {
 	if es, ok := v.parsed[h]; ok {
 		return es, nil
 	}
-	data, err := v.g.rawObject(h, plumbing.TreeObject, MaxTreeBytes)
+	data, err := v.objs.raw(h, plumbing.TreeObject, MaxTreeBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -441,63 +498,21 @@ func (v *verifier) tree(ctx context.Context, c, h, base plumbing.Hash, dir strin
 			Reason: fmt.Sprintf("directories nest deeper than a store needs (at most %d path components)", MaxPathDepth)}
 	}
 	entries, err := v.entries(h)
-	if err != nil {
-		if errors.Is(err, plumbing.ErrObjectNotFound) {
-			return refuse(nil, "a tree the hub did not send")
-		}
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
+		return refuse(nil, "a tree the hub did not send")
+	case err != nil:
 		return refuse(nil, err.Error())
-	}
-	if len(entries) > MaxTreeFiles {
+	case len(entries) > MaxTreeFiles:
 		return refuse(nil, fmt.Sprintf("a directory of more than %d entries", MaxTreeFiles))
 	}
 	var old []treeEntry
 	if !base.IsZero() {
 		old, _ = v.entries(base)
 	}
-	// Entries new in this tree (absent from base, or changed there), with
-	// the base's entry of the same name when it was a directory.
-	type added struct {
-		e    treeEntry
-		base plumbing.Hash
-	}
-	var fresh []added
-	j := 0
-	for i, e := range entries {
-		// git sorts a directory as its name followed by '/'; fsck refuses
-		// a tree out of that order and any name given twice (a file and
-		// a directory of one name are not always neighbours: "a", "a.b",
-		// "a/"; the case-folded comparison below catches those).
-		if i > 0 {
-			switch cmp := compareTreeKeys(e.name, e.dir, entries[i-1].name, entries[i-1].dir); {
-			case cmp == 0:
-				return refuse(e.name, "a name given twice in one directory")
-			case cmp < 0:
-				return refuse(e.name, "tree entries out of order")
-			}
-		}
-		for j < len(old) && compareTreeKeys(old[j].name, old[j].dir, e.name, e.dir) < 0 {
-			j++
-		}
-		if j < len(old) && old[j].hash == e.hash && bytes.Equal(old[j].mode, e.mode) && bytes.Equal(old[j].name, e.name) {
-			continue // as in the parent: checked there
-		}
-		a := added{e: e}
-		if j < len(old) && old[j].dir && e.dir && bytes.Equal(old[j].name, e.name) {
-			a.base = old[j].hash
-		}
-		if why := badName(e.name); why != "" {
-			return refuse(e.name, why)
-		}
-		switch string(e.mode) {
-		case modeDir, modeFile, modeExec:
-		case "120000":
-			return refuse(e.name, "a symlink (a store holds regular files only)")
-		case "160000":
-			return refuse(e.name, "a submodule (a store holds regular files only)")
-		default:
-			return refuse(e.name, fmt.Sprintf("file mode %q (a store holds directories and regular files only)", e.mode))
-		}
-		fresh = append(fresh, a)
+	fresh, err := freshEntries(entries, old, refuse)
+	if err != nil {
+		return err
 	}
 	if err := v.caseTwins(entries, len(fresh), func(i int) []byte { return fresh[i].e.name }, refuse); err != nil {
 		return err
@@ -511,6 +526,72 @@ func (v *verifier) tree(ctx context.Context, c, h, base plumbing.Hash, dir strin
 	}
 	v.trees[h] = true
 	return nil
+}
+
+// addedEntry is an entry new in a tree (absent from its base, or changed
+// there), with the base's entry of the same name when both are
+// directories.
+type addedEntry struct {
+	e    treeEntry
+	base plumbing.Hash
+}
+
+// freshEntries checks a tree's entries for order and duplicates, and the
+// entries that are not as in old (the same directory in the parent
+// commit, checked before) for their names and modes; it returns those.
+func freshEntries(entries, old []treeEntry, refuse func([]byte, string) error) ([]addedEntry, error) {
+	var fresh []addedEntry
+	j := 0
+	for i, e := range entries {
+		// git sorts a directory as its name followed by '/'; fsck refuses
+		// a tree out of that order and any name given twice (a file and
+		// a directory of one name are not always neighbours: "a", "a.b",
+		// "a/"; caseTwins catches those).
+		if i > 0 {
+			switch cmp := compareTreeKeys(e.name, e.dir, entries[i-1].name, entries[i-1].dir); {
+			case cmp == 0:
+				return nil, refuse(e.name, "a name given twice in one directory")
+			case cmp < 0:
+				return nil, refuse(e.name, "tree entries out of order")
+			}
+		}
+		for j < len(old) && compareTreeKeys(old[j].name, old[j].dir, e.name, e.dir) < 0 {
+			j++
+		}
+		var was *treeEntry
+		if j < len(old) && bytes.Equal(old[j].name, e.name) {
+			was = &old[j]
+		}
+		if was != nil && was.hash == e.hash && bytes.Equal(was.mode, e.mode) {
+			continue // as in the parent: checked there
+		}
+		if why := badEntry(e); why != "" {
+			return nil, refuse(e.name, why)
+		}
+		a := addedEntry{e: e}
+		if was != nil && was.dir && e.dir {
+			a.base = was.hash
+		}
+		fresh = append(fresh, a)
+	}
+	return fresh, nil
+}
+
+// badEntry says why a tree entry must never reach a worktree (its name,
+// or a mode other than a directory's or a regular file's), or "".
+func badEntry(e treeEntry) string {
+	if why := badName(e.name); why != "" {
+		return why
+	}
+	switch string(e.mode) {
+	case modeDir, modeFile, modeExec:
+		return ""
+	case "120000":
+		return "a symlink (a store holds regular files only)"
+	case "160000":
+		return "a submodule (a store holds regular files only)"
+	}
+	return fmt.Sprintf("file mode %q (a store holds directories and regular files only)", e.mode)
 }
 
 // caseTwins refuses a tree in which a new entry's name equals another
@@ -577,34 +658,6 @@ func foldHash(name []byte) uint64 {
 	return h
 }
 
-// checkBlobSize refuses the file at p of commit c when its blob is over
-// MaxBlobBytes, judged by the object's header: nothing is inflated.
-// Called for each file a checkout or merge is about to read, before
-// anything is written.
-func (g *Repo) checkBlobSize(c plumbing.Hash, p string, h plumbing.Hash) error {
-	var size int64
-	var err error
-	if s, ok := g.r.Storer.(interface {
-		EncodedObjectSize(plumbing.Hash) (int64, error)
-	}); ok {
-		size, err = s.EncodedObjectSize(h)
-	} else {
-		var obj plumbing.EncodedObject
-		if obj, err = g.r.Storer.EncodedObject(plumbing.AnyObject, h); err == nil {
-			size = obj.Size()
-		}
-	}
-	switch {
-	case errors.Is(err, plumbing.ErrObjectNotFound):
-		return &RefusedError{Commit: Hash(c), Path: p, Reason: "a file the hub did not send"}
-	case err != nil:
-		return fmt.Errorf("read object %s: %w", h, err)
-	case size > MaxBlobBytes:
-		return &RefusedError{Commit: Hash(c), Path: p, Reason: fmt.Sprintf("a file of %d bytes (a note is at most %d)", size, MaxBlobBytes)}
-	}
-	return nil
-}
-
 // badName says why a tree entry's name must never reach a worktree, or
 // "" if it may. These are fsck's rules (with core.protectNTFS and
 // core.protectHFS, which git turns on for every checkout that may reach
@@ -615,22 +668,12 @@ func badName(name []byte) string {
 		return "an empty name"
 	case len(name) > MaxNameBytes:
 		return fmt.Sprintf("a name over %d bytes", MaxNameBytes)
-	}
-	plain := true // ASCII letters, digits, '-', '_' and '.', no control bytes
-	for _, c := range name {
-		switch {
-		case c < 0x20 || c == 0x7f:
-			return "a name with a control character"
-		case c == '/' || c == '\\':
-			return "a name with a path separator"
-		case c == ':':
-			return "a name with ':' (an NTFS stream)"
-		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'):
-			plain = false
-		}
-	}
-	if string(name) == "." || string(name) == ".." {
+	case string(name) == "." || string(name) == "..":
 		return "a name that is . or .."
+	}
+	plain, why := nameBytes(name)
+	if why != "" {
+		return why
 	}
 	// A plain name can mean .git & co only if it starts like one (".git",
 	// "git~1", "gitmod~1"): a note's ULID name skips the slow look.
@@ -647,6 +690,25 @@ func badName(name []byte) string {
 		return "a " + base + " file (it would change how files are written)"
 	}
 	return ""
+}
+
+// nameBytes says why a name's bytes are refused ("" if they are not),
+// and whether it is plain: ASCII letters, digits, '-', '_' and '.'.
+func nameBytes(name []byte) (plain bool, why string) {
+	plain = true
+	for _, c := range name {
+		switch {
+		case c < 0x20 || c == 0x7f:
+			return false, "a name with a control character"
+		case c == '/' || c == '\\':
+			return false, "a name with a path separator"
+		case c == ':':
+			return false, "a name with ':' (an NTFS stream)"
+		case !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.'):
+			plain = false
+		}
+	}
+	return plain, ""
 }
 
 // dotGitBase returns ".git", ".gitmodules" or ".gitattributes" when name

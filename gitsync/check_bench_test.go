@@ -56,9 +56,11 @@ func BenchmarkVerifyHistory(b *testing.B) {
 	if r, err = Open(ctx, r.Dir(), "bench", nil); err != nil {
 		b.Fatal(err)
 	}
+	objs := r.openObjects()
+	defer objs.Close()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, _, err := r.verifyIncoming(ctx, plumbing.ZeroHash, head); err != nil {
+		if _, err := r.verifyIncoming(ctx, objs, plumbing.ZeroHash, head); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -126,22 +126,22 @@ func (g *Repo) walkLog(ctx context.Context, n int, fn func(*object.Commit) (stop
 	return false, nil
 }
 
-// ReadBlob reads blob h, at most limit bytes of it.
+// ErrBlobTooLarge marks a blob larger than its reader asked for.
+var ErrBlobTooLarge = errors.New("blob over the size asked for")
+
+// ReadBlob reads blob h. A blob over limit bytes is refused by its
+// header, before it is read (an error matching [ErrBlobTooLarge]): a
+// reader gets the whole file or none of it, never a cut one. A blob the
+// repository lacks is an error matching [ErrNoObject].
 func (g *Repo) ReadBlob(h Hash, limit int64) ([]byte, error) {
-	b, err := g.r.BlobObject(plumbing.Hash(h))
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	data, err := readObject(g.r.Storer, plumbing.Hash(h), plumbing.BlobObject, limit)
+	var big *tooLargeError
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
 		return nil, fmt.Errorf("blob %s: %w", h, ErrNoObject)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
-	}
-	rd, err := b.Reader()
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", h, err)
-	}
-	defer rd.Close()
-	data, err := io.ReadAll(io.LimitReader(rd, limit))
-	if err != nil {
+	case errors.As(err, &big):
+		return nil, fmt.Errorf("blob %s is %d bytes, over the %d asked for: %w", h, big.size, limit, ErrBlobTooLarge)
+	case err != nil:
 		return nil, fmt.Errorf("blob %s: %w", h, err)
 	}
 	return data, nil
@@ -247,68 +247,73 @@ func (t *Trees) diff(a, b plumbing.Hash, prefix string, fn func(path string, fro
 	if err != nil {
 		return err
 	}
-	type side struct {
-		hash plumbing.Hash
-		dir  bool
-	}
-	visit := func(name string, x, y side) error {
-		if x.hash == y.hash && x.dir == y.dir {
-			return nil
-		}
-		p := prefix + name
-		var xa, ya plumbing.Hash // subtree hashes
-		var xf, yf plumbing.Hash // file blobs
-		if x.dir {
-			xa = x.hash
-		} else {
-			xf = x.hash
-		}
-		if y.dir {
-			ya = y.hash
-		} else {
-			yf = y.hash
-		}
-		if !xa.IsZero() || !ya.IsZero() {
-			if err := t.diff(xa, ya, p+"/", fn); err != nil {
-				return err
-			}
-		}
-		if xf != yf {
-			return fn(p, Hash(xf), Hash(yf))
-		}
-		return nil
-	}
 	// Entries are in git's order (a directory sorts as if its name ended
 	// in "/"), so one merge pass pairs them without a map: a commit's
 	// cost is this pass over the directories it touched.
-	key := func(e *object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
+	ea, eb := ta.Entries, tb.Entries
 	i, j := 0, 0
-	for i < len(ta.Entries) || j < len(tb.Entries) {
-		var x, y side
-		var name string
-		switch {
-		case j == len(tb.Entries) || i < len(ta.Entries) && key(&ta.Entries[i]) < key(&tb.Entries[j]):
-			e := &ta.Entries[i]
-			x, name = side{e.Hash, e.Mode == filemode.Dir}, e.Name
-			i++
-		case i == len(ta.Entries) || key(&ta.Entries[i]) > key(&tb.Entries[j]):
-			e := &tb.Entries[j]
-			y, name = side{e.Hash, e.Mode == filemode.Dir}, e.Name
-			j++
+	for i < len(ea) || j < len(eb) {
+		var x, y *object.TreeEntry
+		switch c := compareEntries(ea, i, eb, j); {
+		case c < 0:
+			x, i = &ea[i], i+1
+		case c > 0:
+			y, j = &eb[j], j+1
 		default:
-			ea, eb := &ta.Entries[i], &tb.Entries[j]
-			x, y, name = side{ea.Hash, ea.Mode == filemode.Dir}, side{eb.Hash, eb.Mode == filemode.Dir}, eb.Name
-			i++
-			j++
+			x, y, i, j = &ea[i], &eb[j], i+1, j+1
 		}
-		if err := visit(name, x, y); err != nil {
+		if err := t.pair(prefix, x, y, fn); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// compareEntries orders a[i] and b[j] as git sorts a tree, a side that
+// has ended coming last.
+func compareEntries(a []object.TreeEntry, i int, b []object.TreeEntry, j int) int {
+	switch {
+	case i == len(a):
+		return 1
+	case j == len(b):
+		return -1
+	}
+	return compareTreeKeys(a[i].Name, a[i].Mode == filemode.Dir, b[j].Name, b[j].Mode == filemode.Dir)
+}
+
+// pair reports the files that differ under one name of the two trees:
+// x is its entry in the first, y in the second (nil where absent).
+func (t *Trees) pair(prefix string, x, y *object.TreeEntry, fn func(path string, from, to Hash) error) error {
+	xd, xf := splitEntry(x)
+	yd, yf := splitEntry(y)
+	if xd == yd && xf == yf {
+		return nil
+	}
+	name := x
+	if name == nil {
+		name = y
+	}
+	p := prefix + name.Name
+	if !xd.IsZero() || !yd.IsZero() {
+		if err := t.diff(xd, yd, p+"/", fn); err != nil {
+			return err
+		}
+	}
+	if xf != yf {
+		return fn(p, Hash(xf), Hash(yf))
+	}
+	return nil
+}
+
+// splitEntry is an entry's subtree or, for anything else, its blob
+// (zero for the other, and both for no entry).
+func splitEntry(e *object.TreeEntry) (dir, file plumbing.Hash) {
+	switch {
+	case e == nil:
+	case e.Mode == filemode.Dir:
+		dir = e.Hash
+	default:
+		file = e.Hash
+	}
+	return dir, file
 }

@@ -137,8 +137,12 @@ func TestHistoryReading(t *testing.T) {
 			t.Errorf("BlobAt(%s) = %q, want %q", tc.path, got, tc.has)
 		}
 	}
-	if b, _ := trees.BlobAt(c1.Tree, "semantic/a.md"); string(mustRead(t, m.repo, b, 1)) != "a" {
-		t.Error("ReadBlob does not stop at its limit")
+	b, _ := trees.BlobAt(c1.Tree, "semantic/a.md")
+	if data, err := m.repo.ReadBlob(b, 1); !errors.Is(err, ErrBlobTooLarge) || data != nil {
+		t.Errorf("ReadBlob of a blob over its limit: %q, %v; want it refused", data, err)
+	}
+	if got := string(mustRead(t, m.repo, b, int64(len(read(b))))); got != read(b) {
+		t.Errorf("ReadBlob at exactly its size: %q", got)
 	}
 
 	var walked []Hash

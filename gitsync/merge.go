@@ -7,7 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -58,92 +58,53 @@ func (g *Repo) diffCommits(from, to plumbing.Hash) (map[string]entry, map[string
 // directory are walked side by side as raw bytes. A pull of 100 notes
 // into 100,000 listed both whole trees into maps (flatten) before.
 func (g *Repo) diffTreeObjects(from, to plumbing.Hash) (map[string]entry, map[string]change, error) {
-	fromFiles, out := map[string]entry{}, map[string]change{}
-	if err := g.diffRaw(from, to, "", fromFiles, out); err != nil {
+	d := treeDiff{g: g, from: map[string]entry{}, out: map[string]change{}}
+	if err := d.diff(from, to, ""); err != nil {
 		return nil, nil, err
 	}
-	return fromFiles, out, nil
+	return d.from, d.out, nil
 }
 
-func (g *Repo) diffRaw(from, to plumbing.Hash, prefix string, fromFiles map[string]entry, out map[string]change) error {
+// treeDiff collects what differs between two trees: from's entries of
+// the changed paths, and the changes.
+type treeDiff struct {
+	g    *Repo
+	from map[string]entry
+	out  map[string]change
+}
+
+func (d *treeDiff) diff(from, to plumbing.Hash, prefix string) error {
 	if from == to {
 		return nil
 	}
-	var a, b []byte
-	var err error
-	if !from.IsZero() {
-		if a, err = g.readTreeRaw(from); err != nil {
-			return err
-		}
+	a, err := d.g.treeRawOrEmpty(from)
+	if err != nil {
+		return err
 	}
-	if !to.IsZero() {
-		if b, err = g.readTreeRaw(to); err != nil {
-			return err
-		}
+	b, err := d.g.treeRawOrEmpty(to)
+	if err != nil {
+		return err
 	}
-	// Submodules are not files (flatten skipped them too; verifyIncoming
-	// refuses them).
-	file := func(e rawTreeEntry) bool { return e.mode != filemode.Dir && e.mode != filemode.Submodule }
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
-		if len(out) > MaxTreeFiles {
+		if len(d.out) > MaxTreeFiles {
 			return fmt.Errorf("trees %s and %s differ in more than %d files, more than a store holds", from, to, MaxTreeFiles)
 		}
-		var ea, eb rawTreeEntry
-		c := 0
-		switch {
-		case i >= len(a):
-			c = 1
-		case j >= len(b):
-			c = -1
+		ea, okA, err := rawEntryAt(a, i, from)
+		if err != nil {
+			return err
 		}
-		if i < len(a) {
-			if ea, err = parseRawTreeEntry(a, i); err != nil {
-				return fmt.Errorf("read tree %s: %w", from, err)
-			}
+		eb, okB, err := rawEntryAt(b, j, to)
+		if err != nil {
+			return err
 		}
-		if j < len(b) {
-			if eb, err = parseRawTreeEntry(b, j); err != nil {
-				return fmt.Errorf("read tree %s: %w", to, err)
-			}
-		}
-		if c == 0 {
-			c = compareTreeKeys(ea.name, ea.mode == filemode.Dir, eb.name, eb.mode == filemode.Dir)
-		}
-		switch {
+		switch c := compareSides(ea, okA, eb, okB); {
 		case c < 0: // only in from
-			p := prefix + string(ea.name)
-			if ea.mode == filemode.Dir {
-				err = g.diffRaw(ea.hash, plumbing.ZeroHash, p+"/", fromFiles, out)
-			} else if file(ea) {
-				fromFiles[p] = entry{Mode: ea.mode, Hash: ea.hash}
-				out[p] = change{deleted: true}
-			}
-			i = ea.next
+			err, i = d.pair(prefix, &ea, nil), ea.next
 		case c > 0: // only in to
-			p := prefix + string(eb.name)
-			if eb.mode == filemode.Dir {
-				err = g.diffRaw(plumbing.ZeroHash, eb.hash, p+"/", fromFiles, out)
-			} else if file(eb) {
-				out[p] = change{e: entry{Mode: eb.mode, Hash: eb.hash}}
-			}
-			j = eb.next
+			err, j = d.pair(prefix, nil, &eb), eb.next
 		default:
-			p := prefix + string(ea.name)
-			switch {
-			case ea.mode == filemode.Dir:
-				err = g.diffRaw(ea.hash, eb.hash, p+"/", fromFiles, out)
-			case ea.hash == eb.hash && ea.mode == eb.mode:
-			case file(ea) && file(eb):
-				fromFiles[p] = entry{Mode: ea.mode, Hash: ea.hash}
-				out[p] = change{e: entry{Mode: eb.mode, Hash: eb.hash}}
-			case file(ea):
-				fromFiles[p] = entry{Mode: ea.mode, Hash: ea.hash}
-				out[p] = change{deleted: true}
-			case file(eb):
-				out[p] = change{e: entry{Mode: eb.mode, Hash: eb.hash}}
-			}
-			i, j = ea.next, eb.next
+			err, i, j = d.pair(prefix, &ea, &eb), ea.next, eb.next
 		}
 		if err != nil {
 			return err
@@ -152,18 +113,81 @@ func (g *Repo) diffRaw(from, to plumbing.Hash, prefix string, fromFiles map[stri
 	return nil
 }
 
-// mergeBase picks the merge base deterministically: go-git returns all
-// best common ancestors (two in a criss-cross), in no promised order.
-func mergeBase(l, r *object.Commit) (plumbing.Hash, error) {
-	bases, err := l.MergeBase(r)
+// treeRawOrEmpty is a tree's content; the zero hash is the empty tree.
+func (g *Repo) treeRawOrEmpty(h plumbing.Hash) ([]byte, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	return g.readTreeRaw(h)
+}
+
+// rawEntryAt parses the entry at off of tree's content raw; ok is false
+// past its end.
+func rawEntryAt(raw []byte, off int, tree plumbing.Hash) (rawTreeEntry, bool, error) {
+	if off >= len(raw) {
+		return rawTreeEntry{}, false, nil
+	}
+	e, err := parseRawTreeEntry(raw, off)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("find merge base of %s and %s: %w", l.Hash, r.Hash, err)
+		return e, false, fmt.Errorf("read tree %s: %w", tree, err)
 	}
-	if len(bases) == 0 {
-		return plumbing.ZeroHash, nil // unrelated histories: merge from the empty tree
+	return e, true, nil
+}
+
+// compareSides orders the next entries of two trees being walked side by
+// side, a side that has ended coming last.
+func compareSides(a rawTreeEntry, okA bool, b rawTreeEntry, okB bool) int {
+	switch {
+	case !okA:
+		return 1
+	case !okB:
+		return -1
 	}
-	sort.Slice(bases, func(i, j int) bool { return bases[i].Hash.String() < bases[j].Hash.String() })
-	return bases[0].Hash, nil
+	return compareTreeKeys(a.name, a.mode == filemode.Dir, b.name, b.mode == filemode.Dir)
+}
+
+// pair records one name of the two trees: a is its entry in from, b in
+// to (nil where absent). Entries of one name are both directories or
+// both not (a directory sorts as its name and "/").
+func (d *treeDiff) pair(prefix string, a, b *rawTreeEntry) error {
+	name := a
+	if name == nil {
+		name = b
+	}
+	p := prefix + string(name.name)
+	dirA, dirB := isDir(a), isDir(b)
+	if dirA || dirB {
+		var ha, hb plumbing.Hash
+		if dirA {
+			ha = a.hash
+		}
+		if dirB {
+			hb = b.hash
+		}
+		return d.diff(ha, hb, p+"/")
+	}
+	fileA, fileB := isFile(a), isFile(b)
+	if fileA && fileB && a.hash == b.hash && a.mode == b.mode {
+		return nil
+	}
+	if fileA {
+		d.from[p] = entry{Mode: a.mode, Hash: a.hash}
+	}
+	switch {
+	case fileB:
+		d.out[p] = change{e: entry{Mode: b.mode, Hash: b.hash}}
+	case fileA:
+		d.out[p] = change{deleted: true}
+	}
+	return nil
+}
+
+func isDir(e *rawTreeEntry) bool { return e != nil && e.mode == filemode.Dir }
+
+// isFile: submodules are not files (flatten skipped them too;
+// verifyIncoming refuses them).
+func isFile(e *rawTreeEntry) bool {
+	return e != nil && e.mode != filemode.Dir && e.mode != filemode.Submodule
 }
 
 // Merge brings theirs into main: nothing when it is already contained, a
@@ -183,53 +207,56 @@ func (g *Repo) Merge(ctx context.Context, theirsHash Hash) (MergeResult, error) 
 		res.UpToDate = true
 		return res, nil
 	}
+	objs := g.openObjects()
+	defer objs.Close()
 	// Everything theirs brings is checked before any of it is used; the
-	// same walk tells whether there is anything to merge.
-	upToDate, fastForward, err := g.verifyIncoming(ctx, head, theirs)
-	if err != nil {
+	// same walk tells whether there is anything to merge, and from where.
+	in, err := g.verifyIncoming(ctx, objs, head, theirs)
+	switch {
+	case err != nil:
 		return res, err
-	}
-	if upToDate {
+	case in.upToDate:
 		res.UpToDate = true
 		return res, nil
-	}
-	if head.IsZero() || fastForward {
+	case head.IsZero() || in.fastForward:
 		res.FastFwd = true
-		return g.finish(ctx, res, theirs)
+		return g.finish(ctx, objs, res, theirs, nil)
 	}
-	R, err := g.r.CommitObject(theirs)
-	if err != nil {
-		return res, fmt.Errorf("read commit %s: %w", theirs, err)
-	}
-	L, err := g.r.CommitObject(head)
-	if err != nil {
-		return res, fmt.Errorf("read commit %s: %w", head, err)
-	}
-	baseHash, err := mergeBase(L, R)
+	return g.mergeCommits(ctx, objs, res, head, theirs, in.base)
+}
+
+// mergeCommits makes and checks out the merge of head and theirs from
+// base.
+func (g *Repo) mergeCommits(ctx context.Context, objs *objects, res MergeResult, head, theirs, base plumbing.Hash) (MergeResult, error) {
+	oursTree, err := g.commitTree(head)
 	if err != nil {
 		return res, err
 	}
-	baseTree, err := g.commitTree(baseHash)
+	theirsTree, err := g.commitTree(theirs)
+	if err != nil {
+		return res, err
+	}
+	baseTree, err := g.commitTree(base)
 	if err != nil {
 		return res, err
 	}
 	// Only what changed on either side is listed (diffTreeObjects), and
 	// the merged tree is ours with their changes applied along their
 	// paths: a merge costs the changes, not the store.
-	baseL, chL, err := g.diffTreeObjects(baseTree, L.TreeHash)
+	baseL, chL, err := g.diffTreeObjects(baseTree, oursTree)
 	if err != nil {
 		return res, err
 	}
-	baseR, chR, err := g.diffTreeObjects(baseTree, R.TreeHash)
+	baseR, chR, err := g.diffTreeObjects(baseTree, theirsTree)
 	if err != nil {
 		return res, err
 	}
 	maps.Copy(baseL, baseR) // base's entries of every changed path
-	changes, conflicts, err := g.mergeTrees(baseL, chL, chR, head, theirs)
+	changes, conflicts, err := g.mergeTrees(objs, baseL, chL, chR, head, theirs)
 	if err != nil {
 		return res, err
 	}
-	tree, err := g.updateTree(L.TreeHash, changes)
+	tree, err := g.updateTree(oursTree, changes)
 	if err != nil {
 		return res, err
 	}
@@ -245,8 +272,52 @@ func (g *Repo) Merge(ctx context.Context, theirsHash Hash) (MergeResult, error) 
 	if err != nil {
 		return res, err
 	}
+	plan, err := g.mergePlan(oursTree, baseL, chL, chR, changes)
+	if err != nil {
+		return res, err
+	}
 	res.Merged, res.Conflicts = true, conflicts
-	return g.finish(ctx, res, c)
+	return g.finish(ctx, objs, res, c, &plan)
+}
+
+// checkoutPlan is what a checkout changes: the paths that differ, and
+// the entries they have now (absent: the path is new).
+type checkoutPlan struct {
+	now     map[string]entry
+	changes map[string]change
+}
+
+// mergePlan turns the merge's changes to ours into a checkout plan, so
+// the checkout does not diff the trees again. Ours at a changed path is
+// its change on our side, else the base's entry, else (a conflict copy
+// neither side changed) what ours holds there.
+func (g *Repo) mergePlan(oursTree plumbing.Hash, base map[string]entry, chL, chR map[string]change, changes map[string]*entry) (checkoutPlan, error) {
+	plan := checkoutPlan{now: map[string]entry{}, changes: map[string]change{}}
+	trees := g.Trees()
+	for p, to := range changes {
+		cur, have := base[p]
+		if cl, ok := chL[p]; ok {
+			cur, have = cl.e, !cl.deleted
+		} else if _, ok := chR[p]; !ok && !have {
+			h, err := trees.BlobAt(Hash(oursTree), p)
+			if err != nil {
+				return plan, err
+			}
+			cur, have = entry{Mode: filemode.Regular, Hash: plumbing.Hash(h)}, !h.IsZero()
+		}
+		switch {
+		case to == nil && !have, to != nil && have && *to == cur:
+			continue // as ours has it
+		case to == nil:
+			plan.changes[p] = change{deleted: true}
+		default:
+			plan.changes[p] = change{e: *to}
+		}
+		if have {
+			plan.now[p] = cur
+		}
+	}
+	return plan, nil
 }
 
 // madeByDepth bounds the commits madeBy walks: the versions a merge
@@ -295,30 +366,23 @@ func (g *Repo) madeBy(tip plumbing.Hash, p string, blob plumbing.Hash) string {
 // base's entries of the changed paths, chL and chR each side's changes
 // from the base; it returns the changes to make to ours (nil: delete).
 // The commits name the machine of each version in a conflict copy.
-func (g *Repo) mergeTrees(base map[string]entry, chL, chR map[string]change, oursCommit, theirsCommit plumbing.Hash) (map[string]*entry, []string, error) {
+func (g *Repo) mergeTrees(objs *objects, base map[string]entry, chL, chR map[string]change, oursCommit, theirsCommit plumbing.Hash) (map[string]*entry, []string, error) {
 	out := map[string]*entry{}
-	paths := make([]string, 0, len(chR))
-	for p := range chR {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
 	var conflicts []string
-	for _, p := range paths {
+	for _, p := range slices.Sorted(maps.Keys(chR)) {
 		cr := chR[p]
-		cl, both := chL[p]
 		if !cr.deleted {
 			// Refused as theirs, before anything is read or written.
-			if err := g.checkBlobSize(theirsCommit, p, cr.e.Hash); err != nil {
+			if err := objs.checkBlobSize(theirsCommit, p, cr.e.Hash); err != nil {
 				return nil, nil, err
 			}
 		}
+		cl, both := chL[p]
 		switch {
+		case !both && cr.deleted:
+			out[p] = nil
 		case !both:
-			if cr.deleted {
-				out[p] = nil
-			} else {
-				out[p] = &cr.e
-			}
+			out[p] = &cr.e
 		case cl.deleted && cr.deleted, !cl.deleted && !cr.deleted && cl.e == cr.e:
 			// same result on both sides
 		case cl.deleted:
@@ -326,47 +390,62 @@ func (g *Repo) mergeTrees(base map[string]entry, chL, chR map[string]change, our
 		case cr.deleted:
 			// edited here, deleted there: keep ours (already in out)
 		default:
-			var baseData []byte
-			if be, ok := base[p]; ok {
-				var err error
-				if baseData, err = g.readBlob(be.Hash); err != nil {
-					return nil, nil, err
-				}
-			}
-			a, err := g.readBlob(cl.e.Hash)
+			copyPath, err := g.mergeNote(objs, out, p, base, cl.e, cr.e, oursCommit, theirsCommit)
 			if err != nil {
 				return nil, nil, err
 			}
-			b, err := g.readBlob(cr.e.Hash)
-			if err != nil {
-				return nil, nil, err
-			}
-			m := mergeNoteBy(p, baseData, a, b, g.madeBy(oursCommit, p, cl.e.Hash), g.madeBy(theirsCommit, p, cr.e.Hash))
-			h, err := g.writeBlob(m.merged)
-			if err != nil {
-				return nil, nil, err
-			}
-			mode := cl.e.Mode
-			if cr.e.Mode != mode && cr.e.Mode.String() > mode.String() {
-				mode = cr.e.Mode
-			}
-			out[p] = &entry{Mode: mode, Hash: h}
-			if m.copyPath != "" {
-				ch, err := g.writeBlob(m.copyData)
-				if err != nil {
-					return nil, nil, err
-				}
-				out[m.copyPath] = &entry{Mode: filemode.Regular, Hash: ch}
-				conflicts = append(conflicts, m.copyPath)
+			if copyPath != "" {
+				conflicts = append(conflicts, copyPath)
 			}
 		}
 	}
 	return out, conflicts, nil
 }
 
-// finish moves the worktree, the index and main from res.Old to target.
-func (g *Repo) finish(ctx context.Context, res MergeResult, target plumbing.Hash) (MergeResult, error) {
-	changed, err := g.checkout(ctx, plumbing.Hash(res.Old), target)
+// mergeNote merges two edits of the note at p into out, and its conflict
+// copy when the edits clash; it returns the copy's path ("" none).
+func (g *Repo) mergeNote(objs *objects, out map[string]*entry, p string, base map[string]entry, ours, theirs entry, oursCommit, theirsCommit plumbing.Hash) (string, error) {
+	var baseData []byte
+	if be, ok := base[p]; ok {
+		var err error
+		if baseData, err = objs.blob(be.Hash); err != nil {
+			return "", err
+		}
+	}
+	a, err := objs.blob(ours.Hash)
+	if err != nil {
+		return "", err
+	}
+	b, err := objs.blob(theirs.Hash)
+	if err != nil {
+		return "", err
+	}
+	m := mergeNoteBy(p, baseData, a, b, g.madeBy(oursCommit, p, ours.Hash), g.madeBy(theirsCommit, p, theirs.Hash))
+	h, err := g.writeBlob(m.merged)
+	if err != nil {
+		return "", err
+	}
+	mode := ours.Mode
+	if theirs.Mode != mode && theirs.Mode.String() > mode.String() {
+		mode = theirs.Mode
+	}
+	out[p] = &entry{Mode: mode, Hash: h}
+	if m.copyPath == "" {
+		return "", nil
+	}
+	ch, err := g.writeBlob(m.copyData)
+	if err != nil {
+		return "", err
+	}
+	out[m.copyPath] = &entry{Mode: filemode.Regular, Hash: ch}
+	return m.copyPath, nil
+}
+
+// finish moves the worktree, the index and main from res.Old to target;
+// plan is what differs between them when the merge knows (nil: the
+// checkout diffs the two commits' trees).
+func (g *Repo) finish(ctx context.Context, objs *objects, res MergeResult, target plumbing.Hash, plan *checkoutPlan) (MergeResult, error) {
+	changed, err := g.checkout(ctx, objs, plumbing.Hash(res.Old), target, plan)
 	if err != nil {
 		return res, err
 	}
@@ -375,14 +454,16 @@ func (g *Repo) finish(ctx context.Context, res MergeResult, target plumbing.Hash
 }
 
 // checkout updates only the paths that differ between the commits from
-// and to. It first verifies that each of them is on disk exactly as in
-// from (or absent if from lacks it) and refuses with ErrDirtyPath
-// otherwise, so a note edited after the sync's commit, or an untracked
-// file where an incoming note goes, is never overwritten. Then files are
-// written (temp + rename), the index updated, and main moved with a
-// compare-and-swap. A crash in between leaves files that equal the merge
-// result uncommitted, which the next sync commits: no silent revert.
-func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, error) {
+// and to (plan, or the diff of their trees when plan is nil). It first
+// verifies that each of them is on disk exactly as in from (or absent
+// if from lacks it) and refuses with ErrDirtyPath otherwise, so a note
+// edited after the sync's commit, or an untracked file where an
+// incoming note goes, is never overwritten. Then files are written
+// (temp + rename), the index updated, and main moved with a
+// compare-and-swap. A crash in between leaves files that equal the
+// merge result uncommitted, which the next sync commits: no silent
+// revert.
+func (g *Repo) checkout(ctx context.Context, objs *objects, from, to plumbing.Hash, plan *checkoutPlan) ([]string, error) {
 	fromTree, err := g.commitTree(from)
 	if err != nil {
 		return nil, err
@@ -391,85 +472,121 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	ff, chs, err := g.diffTreeObjects(fromTree, toTree)
-	if err != nil {
-		return nil, err
-	}
-	paths := make([]string, 0, len(chs))
-	for p := range chs {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		if c := chs[p]; !c.deleted {
-			if err := g.checkBlobSize(to, p, c.e.Hash); err != nil {
-				return nil, err
-			}
-		}
-		// Nothing is written through a link: a directory on the way that
-		// is one stops the checkout before any file is touched.
-		if err := g.realParents(p); err != nil {
+	if plan == nil {
+		now, chs, err := g.diffTreeObjects(fromTree, toTree)
+		if err != nil {
 			return nil, err
 		}
-		abs := filepath.Join(g.dir, filepath.FromSlash(p))
-		want, tracked := ff[p]
-		_, statErr := statFile(abs)
-		if errors.Is(statErr, os.ErrNotExist) {
-			continue // absent (or deleted locally after the commit: the merge may restore it)
-		}
-		if errors.Is(statErr, ErrSymlink) {
-			return nil, statErr
-		}
-		if statErr != nil {
-			return nil, fmt.Errorf("%w: %s (%v)", ErrDirtyPath, p, statErr)
-		}
-		data, err := os.ReadFile(abs)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", abs, err)
-		}
-		if !tracked || blobHash(data) != want.Hash {
-			return nil, fmt.Errorf("%w: %s", ErrDirtyPath, p)
-		}
+		plan = &checkoutPlan{now: now, changes: chs}
+	}
+	paths := slices.Sorted(maps.Keys(plan.changes))
+	if err := g.checkClean(objs, to, paths, plan); err != nil {
+		return nil, err
 	}
 	// Past this point a cancel would leave the checkout half done (as safe
 	// as a crash, but needless): the last chance to stop is here.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Files must be on disk before main moves (else a crash could leave a
-	// torn file that the next commit would record). Few files: fsync each;
-	// many (a first pull): one sync(2) is far cheaper than thousands.
+	if err := g.writeFiles(objs, slices.Clone(paths), plan.changes); err != nil {
+		return nil, err
+	}
+	if err := g.recordCheckout(paths, plan.changes, from, to, fromTree, toTree); err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+// checkClean checks, before anything is written, that each file to be
+// written is one this machine may take (its size; no link on its way)
+// and that each path is on disk as the checkout's start has it.
+func (g *Repo) checkClean(objs *objects, to plumbing.Hash, paths []string, plan *checkoutPlan) error {
+	for _, p := range paths {
+		if c := plan.changes[p]; !c.deleted { // nothing inflated but a delta's first bytes
+			if err := objs.checkBlobSize(to, p, c.e.Hash); err != nil {
+				return err
+			}
+		}
+		// Nothing is written through a link: a directory on the way that
+		// is one stops the checkout before any file is touched.
+		if err := g.realParents(p); err != nil {
+			return err
+		}
+		want, tracked := plan.now[p]
+		if err := g.asCommitted(p, want, tracked); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// asCommitted refuses with ErrDirtyPath when the file at p is not want
+// (or, untracked, exists at all).
+func (g *Repo) asCommitted(p string, want entry, tracked bool) error {
+	abs := filepath.Join(g.dir, filepath.FromSlash(p))
+	_, statErr := statFile(abs)
+	switch {
+	case errors.Is(statErr, os.ErrNotExist):
+		return nil // absent (or deleted locally after the commit: the merge may restore it)
+	case errors.Is(statErr, ErrSymlink):
+		return statErr
+	case statErr != nil:
+		return fmt.Errorf("%w: %s (%v)", ErrDirtyPath, p, statErr)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", abs, err)
+	}
+	if !tracked || blobHash(data) != want.Hash {
+		return fmt.Errorf("%w: %s", ErrDirtyPath, p)
+	}
+	return nil
+}
+
+// writeFiles writes and removes the files of a checkout. Files must be
+// on disk before main moves (else a crash could leave a torn file that
+// the next commit would record). Few files: fsync each; many (a first
+// pull): one sync(2) is far cheaper than thousands.
+func (g *Repo) writeFiles(objs *objects, paths []string, chs map[string]change) error {
 	perFile := len(paths) <= 64
+	objs.readOrder(paths, func(p string) plumbing.Hash { return chs[p].e.Hash })
 	for _, p := range paths {
 		abs := filepath.Join(g.dir, filepath.FromSlash(p))
 		c := chs[p]
 		if c.deleted {
 			if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("remove %s: %w", abs, err)
+				return fmt.Errorf("remove %s: %w", abs, err)
 			}
 			continue
 		}
-		data, err := g.readBlob(c.e.Hash)
+		data, err := objs.blob(c.e.Hash)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := writeWorktreeFile(abs, data, c.e.Mode, perFile, g.checkoutTemp); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if !perFile && !platform.SyncAll() {
-		// No sync(2) here (Windows): flush each file after all.
-		for _, p := range paths {
-			if !chs[p].deleted {
-				if err := syncFile(filepath.Join(g.dir, filepath.FromSlash(p))); err != nil {
-					return nil, err
-				}
+	if perFile || platform.SyncAll() {
+		return nil
+	}
+	// No sync(2) here (Windows): flush each file after all.
+	for _, p := range paths {
+		if !chs[p].deleted {
+			if err := syncFile(filepath.Join(g.dir, filepath.FromSlash(p))); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
+
+// recordCheckout updates the git index for the checked-out paths and
+// moves main from from to to.
+func (g *Repo) recordCheckout(paths []string, chs map[string]change, from, to, fromTree, toTree plumbing.Hash) error {
 	idx, mark, err := g.loadIndex()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// One pass drops every stage of the changed paths (idx.Remove scans
 	// the whole index per call: a pull of 1,000 notes into 100,000 was
@@ -499,12 +616,9 @@ func (g *Repo) checkout(ctx context.Context, from, to plumbing.Hash) ([]string, 
 		newMark = toTree
 	}
 	if err := g.moveBranch(from, to); err != nil {
-		return nil, err
+		return err
 	}
-	if err := g.saveIndex(idx, newMark); err != nil {
-		return nil, err
-	}
-	return paths, nil
+	return g.saveIndex(idx, newMark)
 }
 
 func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode, durable bool, beforeRename func(string)) error {

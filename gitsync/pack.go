@@ -243,143 +243,195 @@ type packScan struct {
 // allocated by a size or count the pack claims. baseType finds the type
 // of a ref-delta's base outside the pack (nil: none known).
 func scanPack(src io.Reader, spool io.Writer, lim packLimits, baseType func(plumbing.Hash) (plumbing.ObjectType, bool)) (packScan, error) {
-	pr := &packReader{src: src, spool: spool, buf: make([]byte, 64<<10), max: lim.bytes}
-	var res packScan
-	var hdr [12]byte
-	if err := pr.full(hdr[:]); err != nil {
-		return res, err
+	s := &packScanner{pr: &packReader{src: src, spool: spool, buf: make([]byte, 64<<10), max: lim.bytes},
+		lim: lim, baseType: baseType, scratch: make([]byte, 32<<10)}
+	count, err := s.header()
+	if err != nil {
+		return s.res, err
 	}
-	if string(hdr[:4]) != "PACK" {
-		return res, fmt.Errorf("%w: no PACK signature", errMalformedPack)
+	for i := uint32(1); i <= count; i++ {
+		if err := s.object(i); err != nil {
+			return s.res, err
+		}
 	}
-	if v := binary.BigEndian.Uint32(hdr[4:8]); v != 2 && v != 3 {
-		return res, fmt.Errorf("%w: version %d", errMalformedPack, v)
-	}
-	count := binary.BigEndian.Uint32(hdr[8:12])
-	if count > lim.objects {
-		return res, boundErrorf("the pack claims %d objects, over the %d one fetch may bring", count, lim.objects)
-	}
+	err = s.trailer()
+	return s.res, err
+}
+
+// packScanner is one scan's state.
+type packScanner struct {
+	pr       *packReader
+	lim      packLimits
+	baseType func(plumbing.Hash) (plumbing.ObjectType, bool)
+	res      packScan
 	// Offsets only grow, so the types of earlier objects are two sorted
 	// slices, grown by append as objects arrive (never by the count).
-	var offsets []int64
-	var types []plumbing.ObjectType
-	typeAt := func(off int64) (plumbing.ObjectType, bool) {
-		i := sort.Search(len(offsets), func(i int) bool { return offsets[i] >= off })
-		if i < len(offsets) && offsets[i] == off {
-			return types[i], true
-		}
-		return plumbing.InvalidObject, false
+	offsets []int64
+	types   []plumbing.ObjectType
+	zr      io.ReadCloser
+	scratch []byte
+}
+
+// header reads the pack header and returns the object count it claims,
+// refused over the bound.
+func (s *packScanner) header() (uint32, error) {
+	var hdr [12]byte
+	if err := s.pr.full(hdr[:]); err != nil {
+		return 0, err
 	}
-	var zr io.ReadCloser
-	scratch := make([]byte, 32<<10)
-	for i := uint32(0); i < count; i++ {
-		start := pr.off
-		typ, sz, err := readObjectHeader(pr)
+	if string(hdr[:4]) != "PACK" {
+		return 0, fmt.Errorf("%w: no PACK signature", errMalformedPack)
+	}
+	if v := binary.BigEndian.Uint32(hdr[4:8]); v != 2 && v != 3 {
+		return 0, fmt.Errorf("%w: version %d", errMalformedPack, v)
+	}
+	count := binary.BigEndian.Uint32(hdr[8:12])
+	if count > s.lim.objects {
+		return 0, boundErrorf("the pack claims %d objects, over the %d one fetch may bring", count, s.lim.objects)
+	}
+	return count, nil
+}
+
+func (s *packScanner) typeAt(off int64) (plumbing.ObjectType, bool) {
+	i := sort.Search(len(s.offsets), func(i int) bool { return s.offsets[i] >= off })
+	if i < len(s.offsets) && s.offsets[i] == off {
+		return s.types[i], true
+	}
+	return plumbing.InvalidObject, false
+}
+
+// object checks object i (from 1): its header, then its data inflated
+// in pieces.
+func (s *packScanner) object(i uint32) error {
+	start := s.pr.off
+	typ, sz, err := readObjectHeader(s.pr)
+	if err != nil {
+		return err
+	}
+	made, err := s.madeType(i, typ, start)
+	if err != nil {
+		return err
+	}
+	limit, what := s.lim.forType(made)
+	if !typ.IsDelta() && sz > limit {
+		return boundErrorf("object %d of the pack is a %s of %s, over the %s %s", i, typ, size(sz), size(limit), what)
+	}
+	if typ.IsDelta() && sz > 2*limit+1024 {
+		// An insert-only delta is its target plus a byte per 127.
+		return boundErrorf("object %d of the pack is a delta of %s, over what the %s %s can need", i, size(sz), size(limit), what)
+	}
+	s.res.inflated += sz
+	if s.res.inflated > s.lim.inflated {
+		return boundErrorf("the pack's objects add up to over %s inflated, the bound for one fetch", size(s.lim.inflated))
+	}
+	if err := s.inflate(i, typ, sz, made, limit, what); err != nil {
+		return err
+	}
+	s.offsets = append(s.offsets, start)
+	s.types = append(s.types, made)
+	s.res.objects++
+	return nil
+}
+
+// madeType is the type of what object i makes: its own, or a delta's
+// base's (AnyObject when the base is outside the pack and unknown).
+func (s *packScanner) madeType(i uint32, typ plumbing.ObjectType, start int64) (plumbing.ObjectType, error) {
+	switch typ {
+	case plumbing.OFSDeltaObject:
+		rel, err := readOffset(s.pr)
 		if err != nil {
-			return res, err
+			return 0, err
 		}
-		made := typ // the type of what the object makes (a delta's, its base's)
-		switch typ {
-		case plumbing.OFSDeltaObject:
-			rel, err := readOffset(pr)
-			if err != nil {
-				return res, err
-			}
-			if rel <= 0 || rel > start {
-				return res, fmt.Errorf("%w: object %d points outside the pack", errMalformedPack, i+1)
-			}
-			t, ok := typeAt(start - rel)
-			if !ok {
-				return res, fmt.Errorf("%w: object %d's base is not an object", errMalformedPack, i+1)
-			}
-			made = t
-		case plumbing.REFDeltaObject:
-			var h plumbing.Hash
-			if err := pr.full(h[:]); err != nil {
-				return res, err
-			}
-			made = plumbing.AnyObject
-			if baseType != nil {
-				if t, ok := baseType(h); ok {
-					made = t
-				}
-			}
-		case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-		default:
-			return res, fmt.Errorf("%w: object %d has type %d", errMalformedPack, i+1, typ)
+		if rel <= 0 || rel > start {
+			return 0, fmt.Errorf("%w: object %d points outside the pack", errMalformedPack, i)
 		}
-		limit, what := lim.forType(made)
-		if !typ.IsDelta() && sz > limit {
-			return res, boundErrorf("object %d of the pack is a %s of %s, over the %s %s", i+1, typ, size(sz), size(limit), what)
+		t, ok := s.typeAt(start - rel)
+		if !ok {
+			return 0, fmt.Errorf("%w: object %d's base is not an object", errMalformedPack, i)
 		}
-		if typ.IsDelta() && sz > 2*limit+1024 {
-			// An insert-only delta is its target plus a byte per 127.
-			return res, boundErrorf("object %d of the pack is a delta of %s, over what the %s %s can need", i+1, size(sz), size(limit), what)
+		return t, nil
+	case plumbing.REFDeltaObject:
+		var h plumbing.Hash
+		if err := s.pr.full(h[:]); err != nil {
+			return 0, err
 		}
-		res.inflated += sz
-		if res.inflated > lim.inflated {
-			return res, boundErrorf("the pack's objects add up to over %s inflated, the bound for one fetch", size(lim.inflated))
-		}
-		if zr == nil {
-			if zr, err = zlib.NewReader(pr); err != nil {
-				return res, pr.objectErr(i+1, err)
-			}
-		} else if err := zr.(zlib.Resetter).Reset(pr, nil); err != nil {
-			return res, pr.objectErr(i+1, err)
-		}
-		// The first bytes of a delta are the sizes of its base and its
-		// target: the target is checked before the rest is inflated.
-		first := scratch[:min(sz, int64(len(scratch)))]
-		if _, err := io.ReadFull(zr, first); err != nil {
-			return res, pr.objectErr(i+1, err)
-		}
-		if typ.IsDelta() {
-			target, err := deltaTargetSize(first)
-			if err != nil {
-				return res, fmt.Errorf("%w: object %d: %v", errMalformedPack, i+1, err)
-			}
-			if target > limit {
-				return res, boundErrorf("object %d of the pack is a delta that makes a %s of %s, over the %s %s", i+1, madeName(made), size(target), size(limit), what)
+		if s.baseType != nil {
+			if t, ok := s.baseType(h); ok {
+				return t, nil
 			}
 		}
-		got := int64(len(first))
-		for {
-			n, err := zr.Read(scratch)
-			got += int64(n)
-			if got > sz {
-				return res, boundErrorf("object %d of the pack inflates past the %s its header gives", i+1, size(sz))
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return res, pr.objectErr(i+1, err)
-			}
-		}
-		if got != sz {
-			return res, fmt.Errorf("%w: object %d is %d bytes, its header says %d", errMalformedPack, i+1, got, sz)
-		}
-		offsets = append(offsets, start)
-		types = append(types, made)
-		res.objects++
+		return plumbing.AnyObject, nil
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+		return typ, nil
 	}
+	return 0, fmt.Errorf("%w: object %d has type %d", errMalformedPack, i, typ)
+}
+
+// inflate reads object i's zlib stream of sz bytes in pieces; a delta's
+// first bytes (the sizes of its base and target) are checked before the
+// rest is inflated.
+func (s *packScanner) inflate(i uint32, typ plumbing.ObjectType, sz int64, made plumbing.ObjectType, limit int64, what string) error {
+	var err error
+	if s.zr == nil {
+		s.zr, err = zlib.NewReader(s.pr)
+	} else {
+		err = s.zr.(zlib.Resetter).Reset(s.pr, nil)
+	}
+	if err != nil {
+		return s.pr.objectErr(i, err)
+	}
+	first := s.scratch[:min(sz, int64(len(s.scratch)))]
+	if _, err := io.ReadFull(s.zr, first); err != nil {
+		return s.pr.objectErr(i, err)
+	}
+	if typ.IsDelta() {
+		target, err := deltaTargetSize(first)
+		if err != nil {
+			return fmt.Errorf("%w: object %d: %v", errMalformedPack, i, err)
+		}
+		if target > limit {
+			return boundErrorf("object %d of the pack is a delta that makes a %s of %s, over the %s %s", i, madeName(made), size(target), size(limit), what)
+		}
+	}
+	got := int64(len(first))
+	for {
+		n, err := s.zr.Read(s.scratch)
+		got += int64(n)
+		if got > sz {
+			return boundErrorf("object %d of the pack inflates past the %s its header gives", i, size(sz))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return s.pr.objectErr(i, err)
+		}
+	}
+	if got != sz {
+		return fmt.Errorf("%w: object %d is %d bytes, its header says %d", errMalformedPack, i, got, sz)
+	}
+	return nil
+}
+
+// trailer reads the pack's checksum and refuses anything after it: a
+// remote that keeps sending is cut here rather than when the byte bound
+// is reached.
+func (s *packScanner) trailer() error {
 	var sum [20]byte
-	if err := pr.full(sum[:]); err != nil {
-		return res, err
+	if err := s.pr.full(sum[:]); err != nil {
+		return err
 	}
-	res.bytes = pr.off
-	// Nothing may follow the checksum: a remote that keeps sending is cut
-	// here rather than when the byte bound is reached.
-	if pr.r != pr.w {
-		return res, boundErrorf("the remote sent more data after the pack's end")
+	s.res.bytes = s.pr.off
+	if s.pr.r != s.pr.w {
+		return boundErrorf("the remote sent more data after the pack's end")
 	}
-	switch err := pr.fill(); {
+	switch err := s.pr.fill(); {
 	case err == nil:
-		return res, boundErrorf("the remote sent more data after the pack's end")
+		return boundErrorf("the remote sent more data after the pack's end")
 	case errors.Is(err, io.EOF):
-		return res, nil
+		return nil
 	default:
-		return res, err
+		return err
 	}
 }
 

@@ -265,13 +265,6 @@ func (g *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 	return c.TreeHash, nil
 }
 
-// readBlob reads a file's content, at most MaxBlobBytes bytes: incoming
-// blobs were checked by size before (verifyIncoming), and this bound
-// holds for any other caller too.
-func (g *Repo) readBlob(h plumbing.Hash) ([]byte, error) {
-	return g.rawObject(h, plumbing.BlobObject, MaxBlobBytes)
-}
-
 func (g *Repo) writeBlob(data []byte) (plumbing.Hash, error) {
 	obj := g.r.Storer.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)

@@ -525,10 +525,22 @@ func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transpor
 			return false, errNonFastForward
 		}
 	}
+	req, err := pushRequest(ar, &packp.Command{Name: target, Old: old, New: local})
+	if err != nil {
+		return false, err
+	}
+	if err := wr.sendPack(ctx, sess, st, req, ar, adv, local); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// pushRequest is the update of one branch. With a sideband, the hub's
+// hooks and fsck speak on channel 2, where their reason for a refusal
+// is kept (without it, git sends it to a stderr nobody reads).
+func pushRequest(ar *packp.AdvRefs, cmd *packp.Command) (*packp.ReferenceUpdateRequest, error) {
 	req := packp.NewReferenceUpdateRequestFromCapabilities(ar.Capabilities)
-	// With a sideband, the hub's hooks and fsck speak on channel 2, where
-	// their reason for a refusal is kept (without it, git sends it to a
-	// stderr nobody reads).
+	var err error
 	switch {
 	case ar.Capabilities.Supports(capability.Sideband64k):
 		err = req.Capabilities.Set(capability.Sideband64k)
@@ -536,20 +548,27 @@ func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transpor
 		err = req.Capabilities.Set(capability.Sideband)
 	}
 	if err != nil {
-		return false, fmt.Errorf("push request: %w", err)
+		return nil, fmt.Errorf("push request: %w", err)
 	}
-	req.Commands = []*packp.Command{{Name: target, Old: old, New: local}}
+	req.Commands = []*packp.Command{cmd}
+	return req, nil
+}
+
+// sendPack sends req with a pack of the objects local has that the
+// advertised refs lack, and returns the hub's refusal if it refused.
+func (wr *wire) sendPack(ctx context.Context, sess transport.ReceivePackSession, st storage.Storer, req *packp.ReferenceUpdateRequest,
+	ar *packp.AdvRefs, adv advert, local plumbing.Hash) error {
 	var known []plumbing.Hash
 	for _, h := range adv.refs {
 		known = append(known, h)
 	}
 	hashes, err := revlist.Objects(st, []plumbing.Hash{local}, known)
 	if err != nil {
-		return false, fmt.Errorf("list objects to push: %w", err)
+		return fmt.Errorf("list objects to push: %w", err)
 	}
 	cfg, err := st.Config()
 	if err != nil {
-		return false, fmt.Errorf("read git config: %w", err)
+		return fmt.Errorf("read git config: %w", err)
 	}
 	pr, pw := io.Pipe()
 	encoded := make(chan error, 1)
@@ -568,13 +587,10 @@ func (wr *wire) pushBranch(ctx context.Context, st storage.Storer, auth transpor
 	}
 	if rs != nil {
 		if rerr := rs.Error(); rerr != nil {
-			return false, newPushRefusal(rerr, said.String())
+			return newPushRefusal(rerr, said.String())
 		}
 	}
-	if err != nil {
-		return false, err
-	}
-	return true, nil
+	return err
 }
 
 // pushRefusal is a hub's answer to a push that it refused: its status
@@ -645,22 +661,28 @@ func (r *pushRefusal) Error() string {
 
 // isAncestor reports whether old is new or one of its ancestors; false
 // when old is not in st at all (the remote moved to a commit we never
-// fetched).
+// fetched). Breadth first: after a merge, old is new's second parent,
+// met at once, where a walk down the first parent went through all of
+// our own history first.
 func isAncestor(st storage.Storer, old, new plumbing.Hash) (bool, error) {
 	if _, err := st.EncodedObject(plumbing.CommitObject, old); err != nil {
 		return false, nil
 	}
-	c, err := object.GetCommit(st, new)
-	if err != nil {
-		return false, fmt.Errorf("read commit %s: %w", new, err)
-	}
-	found := false
-	err = object.NewCommitPreorderIter(c, nil, nil).ForEach(func(c *object.Commit) error {
-		if c.Hash == old {
-			found = true
-			return storer.ErrStop
+	seen := map[plumbing.Hash]bool{new: true}
+	for queue := []plumbing.Hash{new}; len(queue) > 0; queue = queue[1:] {
+		if queue[0] == old {
+			return true, nil
 		}
-		return nil
-	})
-	return found, err
+		c, err := object.GetCommit(st, queue[0])
+		if err != nil {
+			return false, fmt.Errorf("read commit %s: %w", queue[0], err)
+		}
+		for _, p := range c.ParentHashes {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false, nil
 }

@@ -1,0 +1,277 @@
+package gitsync
+
+import (
+	"bufio"
+	"cmp"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// objectsCache is the object cache of an [objects] reader: the bases of
+// deltas being resolved, not the objects read (each blob of a checkout
+// is read once). go-git's default, 96 MB, filled to the brim by a first
+// sync of 100,000 notes and stayed in the peak RSS.
+const objectsCache = 8 * cache.MiByte
+
+// objects reads the objects of one merge or checkout. It is a storage
+// of its own over the repository's .git that keeps pack files open
+// until Close: the Repo's storage opens the pack file, resolving its
+// path a component at a time, on every object it reads from a pack
+// (half of the CPU of reading a blob), and keeping them open for the
+// Repo's life would hold files a gc or a refused fetch must remove
+// (Windows cannot remove an open file). What the Repo writes meanwhile
+// (loose objects) is read from disk as it is found.
+type objects struct {
+	st     *filesystem.Storage
+	gitDir string
+	// packs are the repository's pack indexes, read on first use by
+	// size and readOrder.
+	packs  []packIndex
+	loaded bool
+	// br and zr read headers (reused: a zlib reader is 40 KB to make).
+	br *bufio.Reader
+	zr io.ReadCloser
+}
+
+// packIndex is one pack file, open, and its index.
+type packIndex struct {
+	idx *idxfile.MemoryIndex
+	f   *os.File
+}
+
+// openObjects starts reading objects; the caller closes it.
+func (g *Repo) openObjects() *objects {
+	return &objects{gitDir: g.gitDir, st: filesystem.NewStorageWithOptions(osfs.New(g.gitDir), cache.NewObjectLRU(objectsCache),
+		filesystem.Options{KeepDescriptors: true})}
+}
+
+// Close releases the pack files.
+func (o *objects) Close() {
+	_ = o.st.Close()
+	for _, p := range o.packs {
+		p.f.Close()
+	}
+	o.packs = nil
+}
+
+// loadPacks reads the pack indexes once. A pack it cannot read is left
+// out: its objects are then found (or not) through go-git, as before.
+func (o *objects) loadPacks() {
+	if o.loaded {
+		return
+	}
+	o.loaded = true
+	names, err := o.st.ObjectPacks()
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(o.gitDir, "objects", "pack")
+	for _, n := range names {
+		base := filepath.Join(dir, "pack-"+n.String())
+		idx, err := readPackIndex(base + ".idx")
+		if err != nil {
+			continue
+		}
+		f, err := os.Open(base + ".pack")
+		if err != nil {
+			continue
+		}
+		o.packs = append(o.packs, packIndex{idx: idx, f: f})
+	}
+}
+
+func readPackIndex(path string) (*idxfile.MemoryIndex, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	idx := idxfile.NewMemoryIndex()
+	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
+// locate finds h in the packs: which one and at what offset.
+func (o *objects) locate(h plumbing.Hash) (int, int64, bool) {
+	o.loadPacks()
+	for i, p := range o.packs {
+		if off, err := p.idx.FindOffset(h); err == nil {
+			return i, off, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readOrder sorts paths by where their blobs are: loose ones first, then
+// by pack and offset. Read in that order, a delta's base was read just
+// before (git writes bases first and near), so a small cache serves
+// the chains; read by path, a checkout of 10,000 notes spent most of
+// its reads resolving the same chains again.
+func (o *objects) readOrder(paths []string, blob func(string) plumbing.Hash) {
+	type at struct {
+		pack int
+		off  int64
+	}
+	where := make(map[string]at, len(paths))
+	for _, p := range paths {
+		if h := blob(p); !h.IsZero() {
+			if i, off, ok := o.locate(h); ok {
+				where[p] = at{i + 1, off}
+			}
+		}
+	}
+	slices.SortStableFunc(paths, func(a, b string) int {
+		wa, wb := where[a], where[b]
+		if c := cmp.Compare(wa.pack, wb.pack); c != 0 {
+			return c
+		}
+		return cmp.Compare(wa.off, wb.off)
+	})
+}
+
+// raw reads an object's content, refusing one of another type or larger
+// than limit before reading it.
+func (o *objects) raw(h plumbing.Hash, t plumbing.ObjectType, limit int64) ([]byte, error) {
+	return readObject(o.st, h, t, limit)
+}
+
+// readObject reads object h from st, refusing one of another type or
+// larger than limit before reading it.
+func readObject(st storer.EncodedObjectStorer, h plumbing.Hash, t plumbing.ObjectType, limit int64) ([]byte, error) {
+	obj, err := st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("read object %s: %w", h, err)
+	}
+	if obj.Type() != t {
+		return nil, fmt.Errorf("object %s is a %s, not a %s", h, obj.Type(), t)
+	}
+	if obj.Size() > limit {
+		return nil, &tooLargeError{what: t, h: h, size: obj.Size(), limit: limit}
+	}
+	rd, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read object %s: %w", h, err)
+	}
+	defer rd.Close()
+	// The header's size, bounded above, is what is read: a stream that
+	// ends before it or goes on after it is not the object it claims.
+	data := make([]byte, obj.Size())
+	if _, err := io.ReadFull(rd, data); err != nil {
+		return nil, fmt.Errorf("read object %s: %w", h, err)
+	}
+	var one [1]byte
+	if n, _ := rd.Read(one[:]); n > 0 {
+		return nil, fmt.Errorf("%s %s is longer than its header says", t, h)
+	}
+	return data, nil
+}
+
+// tooLargeError is an object over the size its reader allows.
+type tooLargeError struct {
+	what        plumbing.ObjectType
+	h           plumbing.Hash
+	size, limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("%s %s is %d bytes, over the %d byte limit", e.what, e.h, e.size, e.limit)
+}
+
+// blob reads a file's content, at most MaxBlobBytes.
+func (o *objects) blob(h plumbing.Hash) ([]byte, error) {
+	return o.raw(h, plumbing.BlobObject, MaxBlobBytes)
+}
+
+// size is an object's size from its header, nothing inflated but the
+// first bytes of a delta (which say the size of what it makes).
+// go-git's EncodedObjectSize inflated a packed delta whole.
+func (o *objects) size(h plumbing.Hash) (int64, error) {
+	if i, off, ok := o.locate(h); ok {
+		return o.packedSize(o.packs[i].f, off)
+	}
+	return o.st.EncodedObjectSize(h)
+}
+
+// packedSize reads the size of the object at off of pack f.
+func (o *objects) packedSize(f *os.File, off int64) (int64, error) {
+	src := io.NewSectionReader(f, off, 1<<20)
+	if o.br == nil {
+		o.br = bufio.NewReaderSize(src, 512)
+	} else {
+		o.br.Reset(src)
+	}
+	br := o.br
+	b, err := br.ReadByte()
+	if err != nil {
+		return 0, fmt.Errorf("read pack object header: %w", err)
+	}
+	typ := plumbing.ObjectType((b >> 4) & 7)
+	sz, shift := int64(b&15), uint(4)
+	for b&0x80 != 0 && shift <= 56 {
+		if b, err = br.ReadByte(); err != nil {
+			return 0, fmt.Errorf("read pack object header: %w", err)
+		}
+		sz |= int64(b&0x7f) << shift
+		shift += 7
+	}
+	switch typ {
+	case plumbing.OFSDeltaObject:
+		for b = 0x80; b&0x80 != 0; {
+			if b, err = br.ReadByte(); err != nil {
+				return 0, fmt.Errorf("read pack object header: %w", err)
+			}
+		}
+	case plumbing.REFDeltaObject:
+		if _, err := br.Discard(20); err != nil {
+			return 0, fmt.Errorf("read pack object header: %w", err)
+		}
+	default:
+		return sz, nil
+	}
+	if o.zr == nil {
+		o.zr, err = zlib.NewReader(br)
+	} else {
+		err = o.zr.(zlib.Resetter).Reset(br, nil)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read delta header: %w", err)
+	}
+	var first [2 * binary.MaxVarintLen64]byte
+	n, err := io.ReadFull(o.zr, first[:min(sz, int64(len(first)))])
+	if err != nil {
+		return 0, fmt.Errorf("read delta header: %w", err)
+	}
+	return deltaTargetSize(first[:n])
+}
+
+// checkBlobSize refuses the file at p of commit c when its blob is over
+// MaxBlobBytes, judged by the object's header: nothing is inflated.
+// Called for each file a checkout or merge is about to read, before
+// anything is written.
+func (o *objects) checkBlobSize(c plumbing.Hash, p string, h plumbing.Hash) error {
+	size, err := o.size(h)
+	switch {
+	case errors.Is(err, plumbing.ErrObjectNotFound):
+		return &RefusedError{Commit: Hash(c), Path: p, Reason: "a file the hub did not send"}
+	case err != nil:
+		return fmt.Errorf("read object %s: %w", h, err)
+	case size > MaxBlobBytes:
+		return &RefusedError{Commit: Hash(c), Path: p, Reason: fmt.Sprintf("a file of %d bytes (a note is at most %d)", size, MaxBlobBytes)}
+	}
+	return nil
+}
