@@ -325,7 +325,7 @@ func TestScanBlockIsTheQuantizedProduct(t *testing.T) {
 		}
 		q := newQuery8(qv)
 		out := make([]float32, vfLanes)
-		n, err := scanBlock(q, w.blocks(), out)
+		n, err := scanBlock(q, w.blocks(), out, make([]uint64, d))
 		if err != nil || n != lanes {
 			t.Fatalf("lanes %d, err %v", n, err)
 		}
