@@ -203,8 +203,15 @@ func (ix *Index) appendVectors(model string, old int64, hashes []string, vecs ma
 }
 
 // rewriteVectorFile writes model's vector file anew from the table (and
-// keeps the set it read, which is current).
+// keeps the set it read, which is current), unless writing it failed
+// before in this process (saveVectorFile).
 func (ix *Index) rewriteVectorFile(ctx context.Context, model string) {
+	ix.vmu.Lock()
+	prev := ix.vsets[model]
+	ix.vmu.Unlock()
+	if prev != nil && prev.noFile {
+		return
+	}
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return
@@ -388,14 +395,23 @@ func (ix *Index) readVectorTable(ctx context.Context, tx *sql.Tx, model string, 
 	}
 	set.blocks = w.blocks()
 	set.nblocks = len(set.blocks) / vfBlockSize(set.dims)
+	ix.saveVectorFile(model, set)
+	return set, nil
+}
+
+// saveVectorFile writes set as model's vector file, unless writing it
+// failed before in this process (a read-only home): an embedding run
+// would otherwise read the whole table again for each batch it puts.
+func (ix *Index) saveVectorFile(model string, set *vecSet) {
 	ix.vmu.Lock()
 	prev := ix.vsets[model]
 	ix.vmu.Unlock()
-	if prev == nil || !prev.noFile {
-		h := vfHeader{dims: set.dims, blocks: set.nblocks, count: set.count, gen: gen, model: modelSum(model)}
-		set.noFile = writeVectorFile(vectorFilePath(ix.path, model), h, set.blocks) != nil
+	if prev != nil && prev.noFile {
+		set.noFile = true
+		return
 	}
-	return set, nil
+	h := vfHeader{dims: set.dims, blocks: set.nblocks, count: set.count, gen: set.gen, model: modelSum(model)}
+	set.noFile = writeVectorFile(vectorFilePath(ix.path, model), h, set.blocks) != nil
 }
 
 // WarmVectors reads model's vectors into memory unless they are there

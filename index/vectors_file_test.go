@@ -383,3 +383,42 @@ func FuzzVectorFile(f *testing.F) {
 		}
 	})
 }
+
+// Where the file cannot be written (here a directory in its place), the
+// vectors are read from the table and searched in memory, and no
+// temporary file is left behind.
+func TestVectorFileUnwritable(t *testing.T) {
+	ix := openTemp(t)
+	if err := os.Mkdir(vectorFilePath(ix.Path(), "m"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const d = 16
+	var notes []*note.Note
+	for i := 0; i < 40; i++ {
+		notes = append(notes, mk("semantic", fmt.Sprintf("note %d", i), fmt.Sprintf("body %d", i)))
+	}
+	putNotes(t, ix, "m", notes[:20], d)
+	vecs := map[string][]float32{}
+	var changes []Change
+	for i, n := range notes[20:] {
+		changes = append(changes, Change{File: File{Path: note.TreeDir(n.Scope) + "/" + n.RelPath(), Size: 1, MtimeNS: 1, Hash: "h"}, Note: n})
+		vecs[EmbedHash(n.Title, n.Body, n.Tags)] = unitVec(int64(20+i), d)
+	}
+	if _, err := ix.Apply(ctx, changes); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.PutVectors(ctx, "m", vecs); err != nil {
+		t.Fatal(err)
+	}
+	q := unitVec(31337, d)
+	for _, x := range []*Index{ix, reopen(t, ix)} {
+		hits, _, err := x.NearestVectors(ctx, "m", q, Filter{}, 10)
+		if err != nil || !slices.Equal(ids(hits), exactRanking(notes, q, d, 10)) {
+			t.Fatalf("without a file: %v %v", ids(hits), err)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(ix.Path()), "*.tmp-*"))
+	if len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
