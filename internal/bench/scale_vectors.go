@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -33,9 +35,8 @@ func vectorSearch(ctx context.Context, cfg Config, home string, env []string, ru
 	if err := setEmbedder(home, srv.URL); err != nil {
 		return Proc{}, err
 	}
-	model := "ollama:" + vecModel // what embed.Client.Model calls it
 	t0 := time.Now()
-	if err := fillVectors(ctx, cfg, home, env, model); err != nil {
+	if err := fillVectors(ctx, cfg, home, env); err != nil {
 		return Proc{}, err
 	}
 	cfg.logf("  vectors for every note in %v", time.Since(t0).Round(time.Millisecond))
@@ -78,35 +79,61 @@ func setEmbedder(home, url string) error {
 	return os.WriteFile(p, data, 0o644)
 }
 
-// fillVectors gives every note of home a vector for model: the fake's
-// vector of its text, put through the index in batches of 5,000 (what
-// `anamnesis embed` does in batches of 64, a request each, which at
-// 100,000 notes takes minutes). An index of another schema than this
-// harness's (an older binary under test) is left to the binary's own
-// `anamnesis embed`.
-func fillVectors(ctx context.Context, cfg Config, home string, env []string, model string) error {
-	dbPath := filepath.Join(home, anamnesis.IndexFile)
+// errOtherSchema is FillVectors' answer to an index it cannot write.
+var errOtherSchema = errors.New("the index is of another schema than this harness's")
+
+// exitOtherSchema is the exit status of `anamnesis-bench -fill-vectors`
+// for errOtherSchema.
+const exitOtherSchema = 3
+
+// fillVectors gives every note of home a vector in a process of its own,
+// this harness run with -fill-vectors (FillVectors): a child's peak RSS
+// starts at its parent's (Linux counts the memory of the process that
+// exec'd it), so what the fill reads must not grow this process. An
+// index of another schema (an older binary under test) is left to the
+// binary's own `anamnesis embed`, a request per 32 notes.
+func fillVectors(ctx context.Context, cfg Config, home string, env []string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("fill vectors: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, self, "-fill-vectors", filepath.Join(home, anamnesis.IndexFile))
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == exitOtherSchema {
+		_, _, _, err := timeProcRSS(ctx, cfg.Binary, env, "", "embed")
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("fill vectors: %w: %s", err, out)
+	}
+	return nil
+}
+
+// FillVectors gives every note of the index at dbPath a vector for the
+// fake's model: the fake's vector of its text (fakeembed.Vector, 768
+// dimensions), put through the index in batches of 5,000 (`anamnesis
+// embed` puts 64 at a time, a request each, which at 100,000 notes takes
+// minutes). It is `anamnesis-bench -fill-vectors`; errOtherSchema means
+// the index is not of this harness's schema, and nothing was written.
+func FillVectors(ctx context.Context, dbPath string) error {
 	ro, stale, err := index.OpenReadOnly(ctx, dbPath)
 	if err != nil {
 		return err
 	}
 	ro.Close()
 	if stale {
-		_, _, _, err := timeProcRSS(ctx, cfg.Binary, env, "", "embed")
-		return err
+		return errOtherSchema
 	}
 	ix, _, err := index.Open(ctx, dbPath, index.Options{})
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
+	model := "ollama:" + vecModel // what embed.Client.Model calls it
 	for {
 		batch, _, err := ix.PendingVectors(ctx, model, 5000)
-		if err != nil {
+		if err != nil || len(batch) == 0 {
 			return err
-		}
-		if len(batch) == 0 {
-			return nil
 		}
 		vecs := make(map[string][]float32, len(batch))
 		for _, p := range batch {
@@ -115,8 +142,14 @@ func fillVectors(ctx context.Context, cfg Config, home string, env []string, mod
 		if err := ix.PutVectors(ctx, model, vecs); err != nil {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 	}
+}
+
+// FillVectorsExit is FillVectors' exit status for
+// `anamnesis-bench -fill-vectors`.
+func FillVectorsExit(err error) int {
+	if errors.Is(err, errOtherSchema) {
+		return exitOtherSchema
+	}
+	return 1
 }
