@@ -282,7 +282,7 @@ func prepareAppend(path, model string, gen int64, dims int, blocks []byte, count
 	if err == nil {
 		h, err = decodeVFHeader(hb, model, fi.Size())
 	}
-	if err != nil || h.gen != gen || h.dims != dims {
+	if err != nil || h.gen != gen || h.dims != dims || sparse(h.blocks+len(blocks)/vfBlockSize(dims), h.count+count) {
 		f.Close()
 		return nil
 	}
@@ -299,6 +299,16 @@ func prepareAppend(path, model string, gen int64, dims int, blocks []byte, count
 	h.blocks += len(blocks) / vfBlockSize(dims)
 	h.count += count
 	return &vfAppend{f: f, h: h}
+}
+
+// sparse reports whether blocks holding count vectors leave more than
+// half their lanes empty (beyond a few blocks' slack): each append starts
+// a block, so notes embedded one at a time (a background embed after each
+// write) would each cost a scan of 8; the file is then written anew,
+// dense, which amortized over the appends that emptied it costs a few
+// vectors' read each.
+func sparse(blocks, count int) bool {
+	return blocks*vfLanes > 2*count+8*vfLanes
 }
 
 // finish makes the appended blocks part of the file as generation gen.

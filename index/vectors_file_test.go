@@ -422,3 +422,27 @@ func TestVectorFileUnwritable(t *testing.T) {
 		t.Fatalf("left behind: %v", left)
 	}
 }
+
+// Vectors put one at a time (each append starts a block) do not leave
+// the file mostly empty lanes: it is written anew, dense, when it would.
+func TestVectorFileStaysDense(t *testing.T) {
+	ix := openTemp(t)
+	const d = 8
+	var notes []*note.Note
+	for i := 0; i < 200; i++ {
+		n := mk("semantic", fmt.Sprintf("note %d", i), fmt.Sprintf("body %d", i))
+		notes = append(notes, n)
+		upsert(t, ix, n)
+		if err := ix.PutVectors(ctx, "m", map[string][]float32{EmbedHash(n.Title, n.Body, n.Tags): unitVec(int64(i), d)}); err != nil {
+			t.Fatal(err)
+		}
+		if h := fileHeader(t, ix, "m"); h.count != i+1 || sparse(h.blocks, h.count) {
+			t.Fatalf("after %d puts: %d vectors in %d blocks", i+1, h.count, h.blocks)
+		}
+	}
+	q := unitVec(5, d)
+	hits, _, err := reopen(t, ix).NearestVectors(ctx, "m", q, Filter{}, 10)
+	if err != nil || !slices.Equal(ids(hits), exactRanking(notes, q, d, 10)) {
+		t.Fatalf("%v %v", ids(hits), err)
+	}
+}
