@@ -95,10 +95,10 @@ func (ix *Index) PendingVectors(ctx context.Context, model string, limit int) ([
 // appends at the same time, and past the blocks the header counts, so no
 // reader sees them; the header (the blocks and the new generation) is
 // written only after the commit, through the file opened inside it. A
-// crash or a failed commit before that leaves the old header, which names
-// a generation index.db no longer has (or, after a failed commit, never
-// saw written over: the blocks past the count are overwritten by the
-// next append), so the file is rebuilt, never read wrong. A writer that
+// crash between the two leaves the old header, naming a generation
+// index.db no longer has: the file is rebuilt, never read wrong. A failed
+// commit leaves the old header too, still true: the blocks past its count
+// are never read, and the next append writes over them. A writer that
 // comes between the commit and the header finds the old generation and
 // rewrites the file instead of appending to it.
 func (ix *Index) PutVectors(ctx context.Context, model string, vecs map[string][]float32) error {
