@@ -694,9 +694,13 @@ func dot(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
-// VectorCounts says how many live notes have a vector for model, of all.
+// VectorCounts says how many notes have a vector for model, of all.
+// memory_hashes has one row per note, written and deleted with it (and
+// dropped with it by a rebuild), so it is counted without the notes
+// themselves: looking each note up cost a search at 100,000 notes
+// 0.3 s of CPU and 250 MB of index pages.
 func (ix *Index) VectorCounts(ctx context.Context, model string) (with, total int, err error) {
-	err = ix.db.QueryRowContext(ctx, `SELECT count(*), count(v.hash) FROM memories m JOIN memory_hashes h ON h.memory_id = m.id
+	err = ix.db.QueryRowContext(ctx, `SELECT count(*), count(v.hash) FROM memory_hashes h
  LEFT JOIN vectors v ON v.hash = h.hash AND v.model = ?`, model).Scan(&total, &with)
 	if err != nil {
 		return 0, 0, ix.wrap("read", err)
