@@ -36,7 +36,15 @@ func main() {
 	loopHooks := flag.Int("loop-hook-size", 10000, "store size for the loop scenario's hook timings (0: skip)")
 	startup := flag.Bool("startup", false, "only the start-up figures (an empty process, --version, the hooks at 10,000 notes); -bin may list several binaries, comma-separated, to compare them")
 	startupRuns := flag.Int("startup-runs", 41, "timed runs per start-up figure and binary")
+	fillVectors := flag.String("fill-vectors", "", "internal to the scale figures: give every note of the index at `PATH` a vector, in a process of its own")
 	flag.Parse()
+	if *fillVectors != "" {
+		if err := bench.FillVectors(context.Background(), *fillVectors); err != nil {
+			fmt.Fprintf(os.Stderr, "anamnesis-bench: fill vectors: %v\n", err)
+			os.Exit(bench.FillVectorsExit(err))
+		}
+		return
+	}
 	switch {
 	case *startup:
 		if *bin == "" {

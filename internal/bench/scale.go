@@ -38,6 +38,7 @@ type ScaleFigures struct {
 	Pull1000     Proc // `anamnesis sync` bringing 1,000 new notes
 	FullReindex  Proc // `anamnesis reindex` with no index.db (a fresh one built)
 	ReindexEmpty Proc // `anamnesis reindex` with nothing changed
+	VecSearch    Proc // `anamnesis search --mode vec`, a process's first semantic search (scale_vectors.go)
 }
 
 // ScaleRows names the scale figures in the order they are printed, each
@@ -55,6 +56,7 @@ var ScaleRows = []struct {
 	{"first sync of a full store (commit all, push)", func(f ScaleFigures) Proc { return f.FirstPush }},
 	{"first sync of an empty machine (target 100k < 60 s, 300 MB)", func(f ScaleFigures) Proc { return f.FirstPull }},
 	{"full reindex (target 100k < 25 s, 300 MB)", func(f ScaleFigures) Proc { return f.FullReindex }},
+	{"first semantic search of a process, 768 dims (target 100k < 250 ms)", func(f ScaleFigures) Proc { return f.VecSearch }},
 }
 
 // MedianScale folds rounds of one binary at one size into one set of
@@ -70,7 +72,7 @@ func MedianScale(rounds []ScaleFigures) ScaleFigures {
 		func(f *ScaleFigures) *Proc { return &f.Write }, func(f *ScaleFigures) *Proc { return &f.HookEnd },
 		func(f *ScaleFigures) *Proc { return &f.SyncNothing }, func(f *ScaleFigures) *Proc { return &f.Pull100 },
 		func(f *ScaleFigures) *Proc { return &f.Pull1000 }, func(f *ScaleFigures) *Proc { return &f.FullReindex },
-		func(f *ScaleFigures) *Proc { return &f.ReindexEmpty },
+		func(f *ScaleFigures) *Proc { return &f.ReindexEmpty }, func(f *ScaleFigures) *Proc { return &f.VecSearch },
 	}
 	for _, field := range fields {
 		var walls, cpus []time.Duration
@@ -108,7 +110,7 @@ func RunScale(ctx context.Context, cfg Config, n int) (ScaleFigures, error) {
 	if err != nil {
 		return f, err
 	}
-	for _, step := range []func(*ScaleFigures) error{r.firstSyncs, r.everyday, r.pulls, r.fullReindex} {
+	for _, step := range []func(*ScaleFigures) error{r.firstSyncs, r.everyday, r.pulls, r.fullReindex, r.vecSearch} {
 		if err := step(&f); err != nil {
 			return f, err
 		}
@@ -252,6 +254,17 @@ func (r *scaleRun) fullReindex(f *ScaleFigures) error {
 		return err
 	}
 	r.cfg.logf("  scale %d: full reindex %v %d MB", f.Notes, f.FullReindex.Wall, f.FullReindex.RSS>>20)
+	return nil
+}
+
+// vecSearch: on A, every note given a vector, then a new process's first
+// semantic search.
+func (r *scaleRun) vecSearch(f *ScaleFigures) error {
+	var err error
+	if f.VecSearch, err = vectorSearch(r.ctx, r.cfg, r.homeA, r.envA, 5); err != nil {
+		return err
+	}
+	r.cfg.logf("  scale %d: first semantic search %v (cpu %v) %d MB", f.Notes, f.VecSearch.Wall, f.VecSearch.CPU, f.VecSearch.RSS>>20)
 	return nil
 }
 

@@ -103,14 +103,21 @@ func Vector(text string, dim int) []float32 {
 
 // Start runs a fake on 127.0.0.1 until the test ends.
 func Start(t testing.TB, opts Options) *Server {
+	s, stop := Serve(opts)
+	t.Cleanup(stop)
+	return s
+}
+
+// Serve runs a fake on 127.0.0.1 until stop is called: for the benchmark
+// harness, which has no test to end.
+func Serve(opts Options) (s *Server, stop func()) {
 	if opts.Dim <= 0 {
 		opts.Dim = 64
 	}
-	s := &Server{opts: opts}
+	s = &Server{opts: opts}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(srv.Close)
 	s.URL = srv.URL
-	return s
+	return s, srv.Close
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
