@@ -56,7 +56,7 @@ func heapPeak() func() uint64 {
 // MaxConcurrentPacks at a time, the others wait their turn.
 func TestServeParallelFetchesInBoundedMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("30 clones of a 5,000-note store")
+		t.Skip("16 clones of a 5,000-note store")
 	}
 	repo := filepath.Join(t.TempDir(), "memory")
 	testutil.Git(t, t.TempDir(), "init", "-q", "-b", "main", repo)
@@ -69,7 +69,12 @@ func TestServeParallelFetchesInBoundedMemory(t *testing.T) {
 	srv := httptest.NewServer(&Handler{GitDir: filepath.Join(repo, ".git"), Auth: allowAll{}})
 	t.Cleanup(srv.Close)
 
-	const clients = 30
+	// 16 clones: unbounded, they take the server's heap to about 215 MB
+	// (30 took it past 700 MB before each fetch's object cache was
+	// bounded); four at a time stay near 70 MB.
+	// More clones only wait longer for their turn, which on a loaded
+	// machine ran into the turn's time limit (503).
+	const clients = 16
 	stop := heapPeak()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -93,8 +98,8 @@ func TestServeParallelFetchesInBoundedMemory(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("%d parallel fetches of 5,000 notes: %v, server heap peak %d MB", clients, time.Since(start).Round(time.Millisecond), peak>>20)
-	if peak > 400<<20 {
-		t.Errorf("server heap peak %d MB, want under 400 MB", peak>>20)
+	if peak > 150<<20 {
+		t.Errorf("server heap peak %d MB, want under 150 MB", peak>>20)
 	}
 }
 
@@ -108,6 +113,9 @@ func TestServeLetsASlowFetchFinish(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow link: a few seconds")
 	}
+	// Most of its time is a slow link's waiting: it runs beside the
+	// package's other waiting tests.
+	t.Parallel()
 	a := newMachine(t, "a", "")
 	writeRandomNotes(a, 1500, 4<<10)
 	if _, _, err := a.repo.CommitAll(ctx); err != nil {

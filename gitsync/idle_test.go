@@ -145,6 +145,9 @@ func TestSlowTransfersOutlastTheTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow link: a few seconds")
 	}
+	// Most of its time is a slow link's waiting: it runs beside the
+	// package's other waiting tests.
+	t.Parallel()
 	hub, url := startHub(t, "memory", "s3cret")
 	host := strings.TrimPrefix(hub.URL, "http://")
 	direct := httphub.WithCredentials(url, "memory", "s3cret")
