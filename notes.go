@@ -148,14 +148,24 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 		return "", err
 	}
 	homePath := note.TreeDir(t.Scope) + "/" + rel
+	if err := s.settle(ctx, t, rel, homePath, commitWhat("write", n)); err != nil {
+		t.Remove(rel)
+		return "", err
+	}
+	return homePath, nil
+}
+
+// settle indexes and commits the note file just written at rel in t. The
+// file is re-read, so the index holds what is on disk; a file that does
+// not read back is the one error returned. From there on the file is the
+// note and the index is derived: if it cannot take the note now, a
+// reindex (or the next sync, which re-reads what was committed since the
+// index last caught up) will, and a notice says so.
+func (s *Store) settle(ctx context.Context, t note.Tree, rel, homePath, message string) error {
 	ch := s.readChange(t, rel)
 	if ch.Note == nil {
-		t.Remove(rel)
-		return "", fmt.Errorf("re-read %s: %s", homePath, ch.File.Error)
+		return fmt.Errorf("re-read %s: %s", homePath, ch.File.Error)
 	}
-	// From here on the file is the note. The index is derived: if it
-	// cannot take the note now, a reindex (or the next sync, which
-	// re-reads what was committed since the index last caught up) will.
 	indexErr := s.guard(ctx, func() error {
 		_, err := s.idx().Apply(ctx, []index.Change{ch})
 		return err
@@ -164,9 +174,9 @@ func (s *Store) put(ctx context.Context, n *note.Note) (string, error) {
 		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", homePath, indexErr))
 	}
 	if t.Scope == note.ScopePortable {
-		s.commitNew(ctx, rel, homePath, indexErr == nil, commitWhat("write", n))
+		s.commitNew(ctx, rel, homePath, indexErr == nil, message)
 	}
-	return homePath, nil
+	return nil
 }
 
 func cleanList(in []string) []string {
@@ -273,19 +283,8 @@ func (s *Store) Update(ctx context.Context, n *note.Note) (string, error) {
 	if err := t.WriteFile(rel, note.Marshal(n)); err != nil {
 		return "", err
 	}
-	ch := s.readChange(t, rel)
-	if ch.Note == nil {
-		return "", fmt.Errorf("re-read %s: %s", h.Path, ch.File.Error)
-	}
-	indexErr := s.guard(ctx, func() error {
-		_, err := s.idx().Apply(ctx, []index.Change{ch})
-		return err
-	})
-	if indexErr != nil {
-		s.notice(fmt.Sprintf("note %s saved but not indexed yet (%v); `anamnesis reindex` indexes it", h.Path, indexErr))
-	}
-	if scope == note.ScopePortable {
-		s.commitNew(ctx, rel, h.Path, indexErr == nil, commitWhat("update", n))
+	if err := s.settle(ctx, t, rel, h.Path, commitWhat("update", n)); err != nil {
+		return "", err
 	}
 	return h.Path, nil
 }
