@@ -18,15 +18,7 @@ import (
 func TestPublicAPI(t *testing.T) {
 	ctx := context.Background()
 	hub := testutil.BareHub(t)
-	open := func(machine string) *anamnesis.Store {
-		t.Helper()
-		s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func(machine string) *anamnesis.Store { return openMachine(t, hub, machine) }
 	desk, laptop := open("desk"), open("laptop")
 
 	n, path, err := desk.Write(ctx, anamnesis.WriteRequest{Type: note.TypeProcedural, Title: "Release with make ship",
@@ -88,4 +80,16 @@ func TestPublicAPI(t *testing.T) {
 	if notes, projectTotal, _, err := laptop.Inject(ctx, "app", 8); err != nil || len(notes) != 1 || projectTotal != 1 {
 		t.Errorf("inject: %v %d %v", notes, projectTotal, err)
 	}
+}
+
+// openMachine opens a new home in a temporary directory as machine, with
+// hub as its remote; it is closed when the test ends.
+func openMachine(t *testing.T, hub, machine string) *anamnesis.Store {
+	t.Helper()
+	s, err := anamnesis.Open(context.Background(), t.TempDir(), anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

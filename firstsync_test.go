@@ -19,15 +19,7 @@ import (
 func TestFirstSyncIndexesTheClone(t *testing.T) {
 	ctx := context.Background()
 	hub := testutil.BareHub(t)
-	open := func(machine string) *anamnesis.Store {
-		t.Helper()
-		s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
+	open := func(machine string) *anamnesis.Store { return openMachine(t, hub, machine) }
 	desk := open("desk")
 	var ids []string
 	for _, title := range []string{"Deploys go through make ship", "Staging runs in eu-west-3", "The cache is warmed at nine"} {

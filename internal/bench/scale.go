@@ -149,6 +149,12 @@ func newScaleRun(ctx context.Context, cfg Config, root, src string) (*scaleRun, 
 // run times runs processes of the binary with env e, each after prep,
 // which returns its stdin.
 func (r *scaleRun) run(runs int, e []string, prep func(i int) (string, error), args ...string) (Proc, error) {
+	return timeRuns(r.ctx, r.cfg.Binary, e, runs, prep, args...)
+}
+
+// timeRuns runs bin runs times with env, each after prep, which returns
+// its stdin: the median wall and CPU time and the highest peak RSS.
+func timeRuns(ctx context.Context, bin string, env []string, runs int, prep func(i int) (string, error), args ...string) (Proc, error) {
 	var walls, cpus []time.Duration
 	p := Proc{Runs: runs}
 	for i := range runs {
@@ -156,7 +162,7 @@ func (r *scaleRun) run(runs int, e []string, prep func(i int) (string, error), a
 		if err != nil {
 			return p, err
 		}
-		wall, cpu, rss, err := timeProcRSS(r.ctx, r.cfg.Binary, e, stdin, args...)
+		wall, cpu, rss, err := timeProcRSS(ctx, bin, env, stdin, args...)
 		if err != nil {
 			return p, err
 		}

@@ -47,18 +47,7 @@ func vectorSearch(ctx context.Context, cfg Config, home string, env []string, ru
 	if _, _, _, err := timeProcRSS(ctx, cfg.Binary, env, "", args...); err != nil {
 		return Proc{}, err
 	}
-	var walls, cpus []time.Duration
-	p := Proc{Runs: runs}
-	for range runs {
-		wall, cpu, rss, err := timeProcRSS(ctx, cfg.Binary, env, "", args...)
-		if err != nil {
-			return p, err
-		}
-		walls, cpus = append(walls, wall), append(cpus, cpu)
-		p.RSS = max(p.RSS, rss)
-	}
-	p.Wall, p.CPU = pct(walls, 50), pct(cpus, 50)
-	return p, nil
+	return timeRuns(ctx, cfg.Binary, env, runs, noStdin, args...)
 }
 
 // setEmbedder names the fake at url as home's embedder in config.json,
