@@ -69,10 +69,14 @@ func Parse(data []byte) (*Note, error) {
 	return n, nil
 }
 
-// splitFront cuts a note file (which starts with "---\n") into its
-// frontmatter and its body.
+// splitFront cuts a note file into its frontmatter and its body; ok is
+// false when the text does not open with a --- line or the frontmatter
+// is not closed.
 func splitFront(text string) (front, body string, ok bool) {
-	rest := text[len(fmOpen):]
+	rest, opened := strings.CutPrefix(text, fmOpen)
+	if !opened {
+		return "", "", false
+	}
 	if strings.HasPrefix(rest, "---\n") {
 		front, body = "", rest[4:]
 	} else if i := strings.Index(rest, fmClose); i >= 0 {
