@@ -209,6 +209,7 @@ func TestMergeFrontmatterConflictsPerKey(t *testing.T) {
 // somewhere unless an edit that saw it replaced it or its file was
 // deleted. ANAMNESIS_SEED replays one seed.
 func TestRandomizedConvergenceSkewedClocks(t *testing.T) {
+	t.Parallel() // CPU-bound: runs beside the package's other long tests
 	rounds := 60
 	if testing.Short() {
 		rounds = 15

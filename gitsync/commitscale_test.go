@@ -71,6 +71,7 @@ func gitTreeOfIndex(t *testing.T, dir string) string {
 // one git makes of the same index, and git reads our index (cache tree
 // included) without complaint.
 func TestCommitWritesOnlyTheTreesOnItsPath(t *testing.T) {
+	t.Parallel() // CPU-bound: runs beside the package's other long tests
 	n := 10000
 	if testing.Short() {
 		n = 2000
@@ -492,6 +493,7 @@ func diffTrees(from, to map[string]entry) map[string]change {
 // same entries agree), and the next commit into that directory starts
 // from it.
 func TestLargeTreeIsStoredAndReadable(t *testing.T) {
+	t.Parallel() // CPU-bound: runs beside the package's other long tests
 	dir := t.TempDir()
 	r, err := Open(ctx, dir, "m", nil)
 	if err != nil {

@@ -248,6 +248,7 @@ func outsideUntouched(t *testing.T, dir string) {
 // the hub is repaired the next sync just works and the victim's history
 // is clean enough for a hub that checks every object.
 func TestHostileHubTreesAreRefused(t *testing.T) {
+	t.Parallel() // CPU-bound: runs beside the package's other long tests
 	for _, tc := range hostileCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			hub, v, good, goodTree := attackedHub(t)

@@ -401,6 +401,7 @@ func TestSyncTimesOutOnAHangingRemote(t *testing.T) {
 // conflict copy, unless a later edit that saw it replaced it or the note
 // was deleted.
 func TestRandomizedConvergence(t *testing.T) {
+	t.Parallel() // CPU-bound: runs beside the package's other long tests
 	trace := func(format string, args ...any) {
 		if os.Getenv("ANAMNESIS_TRACE") != "" {
 			fmt.Fprintf(os.Stderr, format+"\n", args...)

@@ -99,6 +99,7 @@ func packDocs(words []string, n int, rng *rand.Rand) []string {
 }
 
 func TestEnglishCorpus(t *testing.T) {
+	t.Parallel() // CPU-bound: runs beside the package's other long tests
 	ref := porterRef(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := goWords(t)
@@ -310,6 +311,7 @@ func TestEveryCodePoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("probes all 1.1M code points")
 	}
+	t.Parallel() // CPU-bound: runs beside the package's other long tests
 	ref := porterRef(t)
 	const batch = 1 << 15
 	total := 0
