@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -433,16 +432,8 @@ func timeProc(ctx context.Context, bin string, env []string, stdin string, args 
 // the process used: on a machine shared with other work, wall time
 // includes waiting for a core, CPU time much less so.
 func timeProcCPU(ctx context.Context, bin string, env []string, stdin string, args ...string) (wall, cpu time.Duration, err error) {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(stdin)
-	t0 := time.Now()
-	out, err := cmd.CombinedOutput()
-	wall = time.Since(t0)
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s %v: %w\n%s", bin, args, err, out)
-	}
-	return wall, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+	wall, cpu, _, err = timeProcRSS(ctx, bin, env, stdin, args...)
+	return wall, cpu, err
 }
 
 // pct returns the p-th percentile (nearest rank) of ds.
