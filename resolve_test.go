@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
+	"github.com/anamnesis-memory/anamnesis/note"
 )
 
 // machines opens two homes (two machines) sharing a bare hub.
@@ -33,12 +34,11 @@ func mustSync(t *testing.T, ss ...*Store) {
 	}
 }
 
-// Two machines edit the same line of one note: the sync keeps both (a
-// conflict copy), the index knows the copy's conflict_of, Inject shows the
-// copy right after its note, and Resolve keeps one version, removes the
-// copy and commits.
-func TestConflictCopyShownAndResolved(t *testing.T) {
-	a, b := machines(t)
+// canaryEditedOnBoth writes a note on a, syncs it to b, and edits the
+// same line of it on each machine, not yet synced: the next sync forks it.
+func canaryEditedOnBoth(t *testing.T) (a, b *Store, n *note.Note) {
+	t.Helper()
+	a, b = machines(t)
 	n, _, err := a.Write(ctx, WriteRequest{Type: "semantic", Title: "Canary duration", Body: "The canary runs 30 minutes.", Project: "app"})
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +57,15 @@ func TestConflictCopyShownAndResolved(t *testing.T) {
 	}
 	edit(a, "The canary runs 45 minutes.")
 	edit(b, "The canary runs 60 minutes.")
+	return a, b, n
+}
+
+// Two machines edit the same line of one note: the sync keeps both (a
+// conflict copy), the index knows the copy's conflict_of, Inject shows the
+// copy right after its note, and Resolve keeps one version, removes the
+// copy and commits.
+func TestConflictCopyShownAndResolved(t *testing.T) {
+	a, b, n := canaryEditedOnBoth(t)
 	mustSync(t, a, b)
 	cs, err := b.Conflicts(ctx)
 	if err != nil || len(cs) != 1 || cs[0].ID != n.ID || len(cs[0].Copies) != 1 {
@@ -159,25 +168,7 @@ func TestTwoSuccessorsFlaggedAndResolved(t *testing.T) {
 // A conflict copy names the machine that made its version and the one
 // whose version the note kept (issue 25), the same on both machines.
 func TestConflictCopyNamesEachVersionsMachine(t *testing.T) {
-	a, b := machines(t)
-	n, _, err := a.Write(ctx, WriteRequest{Type: "semantic", Title: "Canary duration", Body: "The canary runs 30 minutes.", Project: "app"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustSync(t, a, b)
-	edit := func(s *Store, body string) {
-		t.Helper()
-		m, _, err := s.Get(ctx, n.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.Body = body
-		if _, err := s.Update(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	edit(a, "The canary runs 45 minutes.")
-	edit(b, "The canary runs 60 minutes.")
+	a, b, n := canaryEditedOnBoth(t)
 	mustSync(t, a, b, a)
 	for _, s := range []*Store{a, b} {
 		cs, err := s.Conflicts(ctx)

@@ -73,9 +73,13 @@ func sharedWords(a, b map[string]bool) int {
 
 // sameFact: titles SameFactSimilarity alike that share at least two
 // content words; two-word titles that share one ("first fact", "second
-// fact") are too little to go on.
-func sameFact(a, b map[string]bool) bool {
-	return sharedWords(a, b) >= 2 && dice(a, b) >= SameFactSimilarity
+// fact") are too little to go on. It returns their similarity too.
+func sameFact(a, b map[string]bool) (float64, bool) {
+	if sharedWords(a, b) < 2 {
+		return 0, false
+	}
+	d := dice(a, b)
+	return d, d >= SameFactSimilarity
 }
 
 // sameFactCandidate: only durable notes, not conflict copies, state facts
@@ -139,10 +143,10 @@ func MarkSameFact(hits []index.Hit) {
 		for j := range hits {
 			a, b := hits[i], hits[j]
 			if i == j || words[i] == nil || words[j] == nil || a.Project != b.Project || a.ID == b.ID ||
-				slices.Contains(a.Supersedes, b.ID) || slices.Contains(b.Supersedes, a.ID) || !sameFact(words[i], words[j]) {
+				slices.Contains(a.Supersedes, b.ID) || slices.Contains(b.Supersedes, a.ID) {
 				continue
 			}
-			if d := dice(words[i], words[j]); d > best[i] {
+			if d, same := sameFact(words[i], words[j]); same && d > best[i] {
 				best[i] = d
 				hits[i].LooksLike = []string{b.ID}
 			}

@@ -356,10 +356,9 @@ func TestSessionStartResumeDoesNotRepeat(t *testing.T) {
 	}
 }
 
-// A note another machine writes during a session reaches the model with
-// the next prompt, once, after the background sync brings it; a note of
-// another project does not.
-func TestPromptBringsNotesThatArrivedMidSession(t *testing.T) {
+// deskAndLaptop opens two machines' stores sharing a bare hub.
+func deskAndLaptop(t *testing.T) (desk, laptop *anamnesis.Store) {
+	t.Helper()
 	hub := testutil.BareHub(t)
 	open := func(machine string) *anamnesis.Store {
 		s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
@@ -369,7 +368,14 @@ func TestPromptBringsNotesThatArrivedMidSession(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	desk, laptop := open("desk"), open("laptop")
+	return open("desk"), open("laptop")
+}
+
+// A note another machine writes during a session reaches the model with
+// the next prompt, once, after the background sync brings it; a note of
+// another project does not.
+func TestPromptBringsNotesThatArrivedMidSession(t *testing.T) {
+	desk, laptop := deskAndLaptop(t)
 	cwd, uh := projectDir(t, "app")
 	write(t, desk, anamnesis.WriteRequest{Type: "semantic", Title: "Old fact", Body: "known before", Project: "app"})
 	for _, s := range []*anamnesis.Store{desk, laptop} {
@@ -425,16 +431,7 @@ func TestPromptBringsNotesThatArrivedMidSession(t *testing.T) {
 // Arrivals that replace or edit a note shown at session start say so
 // (issue 25): the model must not hold the stale version as current.
 func TestArrivalsSayWhatTheyMakeOutOfDate(t *testing.T) {
-	hub := testutil.BareHub(t)
-	open := func(machine string) *anamnesis.Store {
-		s, err := anamnesis.Open(ctx, t.TempDir(), anamnesis.Options{MachineID: machine, Remote: hub, Create: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	desk, laptop := open("desk"), open("laptop")
+	desk, laptop := deskAndLaptop(t)
 	cwd, uh := projectDir(t, "app")
 	fly := write(t, desk, anamnesis.WriteRequest{Type: "semantic", Title: "Widget deploys with Fly.io", Body: "fly deploy", Project: "app"})
 	region := write(t, desk, anamnesis.WriteRequest{Type: "semantic", Title: "Staging region", Body: "eu-west-3", Project: "app"})
