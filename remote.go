@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
+	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 )
 
 // Remote is the remote setting as read: one hub, the tailnet, or a list
@@ -136,9 +137,5 @@ func (s *Store) syncTargets(ctx context.Context) (hub string, mesh meshTargets, 
 // noneReachable is the error of a mesh sync that asked peers and got
 // nothing from any of them: never a silent sync that fetched nothing.
 func noneReachable(n int, why []string) error {
-	peers := "peers"
-	if n == 1 {
-		peers = "peer"
-	}
-	return fmt.Errorf("mesh sync: %d %s probed, none reachable: %s; local notes are committed", n, peers, strings.Join(why, "; "))
+	return fmt.Errorf("mesh sync: %s probed, none reachable: %s; local notes are committed", textfmt.Count(n, "peer", "peers"), strings.Join(why, "; "))
 }
