@@ -59,20 +59,7 @@ func TestNearestVectorsIsTheExactRanking(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The expected ranking, by brute force in float64.
-	type pair struct {
-		id  string
-		cos float64
-	}
-	var want []pair
-	for i, n := range notes {
-		v := unitVec(int64(i), d)
-		var s float64
-		for j := range v {
-			s += float64(v[j]) * float64(q[j])
-		}
-		want = append(want, pair{n.ID, s})
-	}
-	slices.SortFunc(want, func(a, b pair) int { return cmpF(b.cos, a.cos) })
+	want := exactCosines(notes, q, d)
 	if len(hits) != 10 {
 		t.Fatalf("%d hits", len(hits))
 	}
