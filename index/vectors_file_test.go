@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -32,7 +33,7 @@ func exactCosines(notes []*note.Note, q []float32, d int) []rankedNote {
 		}
 		all = append(all, rankedNote{n.ID, s})
 	}
-	slices.SortFunc(all, func(a, b rankedNote) int { return cmpF(b.cos, a.cos) })
+	slices.SortFunc(all, func(a, b rankedNote) int { return cmp.Compare(b.cos, a.cos) })
 	return all
 }
 

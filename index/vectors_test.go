@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand"
@@ -68,16 +69,6 @@ func TestNearestVectorsIsTheExactRanking(t *testing.T) {
 			t.Fatalf("rank %d: %s %.6f, want %s %.6f", i+1, h.ID, cos[i], want[i].id, want[i].cos)
 		}
 	}
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // A filter that only notes far down the ranking pass is answered by
@@ -203,7 +194,7 @@ func TestTopIndicesAndDot(t *testing.T) {
 		for i := range all {
 			all[i] = int32(i)
 		}
-		slices.SortStableFunc(all, func(a, b int32) int { return cmpF(float64(scores[b]), float64(scores[a])) })
+		slices.SortStableFunc(all, func(a, b int32) int { return cmp.Compare(float64(scores[b]), float64(scores[a])) })
 		if got := topIndices(scores, m); !slices.Equal(got, all[:m]) {
 			t.Fatalf("top %d of %v:\n got %v\nwant %v", m, scores, got, all[:m])
 		}
