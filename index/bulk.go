@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -233,7 +234,7 @@ func (b *bulkPostings) writeReady(a *applier, all bool) error {
 		if c := strings.Compare(x.term, y.term); c != 0 {
 			return c
 		}
-		return cmpRowid(x.first, y.first)
+		return cmp.Compare(x.first, y.first)
 	})
 	for _, c := range chunks {
 		if err := c.insert(a); err != nil {

@@ -32,21 +32,7 @@ func TestSessionStartQueriesReadNoTableRows(t *testing.T) {
 		"global": func() (string, []any) { return listSQL(Filter{Project: note.DefaultProject, Live: true, Limit: 10}) },
 	} {
 		sql, args := q()
-		rows, err := ix.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sql, args...)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		if got := strings.Join(plan, "; "); !strings.Contains(got, "SEARCH m USING COVERING INDEX") {
+		if got := sqlitePlan(t, ix, name, sql, args...); !strings.Contains(got, "SEARCH m USING COVERING INDEX") {
 			t.Errorf("%s reads table rows: %s", name, got)
 		}
 	}
@@ -109,10 +95,25 @@ func TestFindSessionUsesItsIndex(t *testing.T) {
 		}
 		upsert(t, ix, n)
 	}
-	rows, err := ix.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+findSessionSQL, "s-4")
-	if err != nil {
-		t.Fatal(err)
+	if got := sqlitePlan(t, ix, "FindSession", findSessionSQL, "s-4"); !strings.Contains(got, "USING INDEX idx_mem_session") || strings.Contains(got, "TEMP B-TREE") {
+		t.Errorf("FindSession does not use idx_mem_session in order: %s", got)
 	}
+	if id, err := ix.FindSession(ctx, "s-4"); err != nil || id == "" {
+		t.Errorf("FindSession(s-4) = %q, %v", id, err)
+	}
+	if id, err := ix.FindSession(ctx, "s-5"); err != nil || id != "" {
+		t.Errorf("FindSession(s-5) = %q, %v, want none", id, err)
+	}
+}
+
+// sqlitePlan is SQLite's plan for sql, its steps' details joined by "; ".
+func sqlitePlan(t *testing.T, ix *Index, name, sql string, args ...any) string {
+	t.Helper()
+	rows, err := ix.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sql, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	defer rows.Close()
 	var plan []string
 	for rows.Next() {
 		var id, parent, notused int
@@ -122,14 +123,5 @@ func TestFindSessionUsesItsIndex(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	rows.Close()
-	if got := strings.Join(plan, "; "); !strings.Contains(got, "USING INDEX idx_mem_session") || strings.Contains(got, "TEMP B-TREE") {
-		t.Errorf("FindSession does not use idx_mem_session in order: %s", got)
-	}
-	if id, err := ix.FindSession(ctx, "s-4"); err != nil || id == "" {
-		t.Errorf("FindSession(s-4) = %q, %v", id, err)
-	}
-	if id, err := ix.FindSession(ctx, "s-5"); err != nil || id != "" {
-		t.Errorf("FindSession(s-5) = %q, %v, want none", id, err)
-	}
+	return strings.Join(plan, "; ")
 }

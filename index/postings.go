@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -268,7 +269,7 @@ func (t *termEdits) touchedChunks(a *applier, term string) ([]*chunk, error) {
 // then.
 func (t *termEdits) route(chunks []*chunk) {
 	owner := func(r int64) *chunk {
-		i, found := slices.BinarySearchFunc(chunks, r, func(c *chunk, r int64) int { return cmpRowid(c.first, r) })
+		i, found := slices.BinarySearchFunc(chunks, r, func(c *chunk, r int64) int { return cmp.Compare(c.first, r) })
 		if found {
 			return chunks[i]
 		}
@@ -289,16 +290,6 @@ func (t *termEdits) route(chunks []*chunk) {
 	}
 }
 
-func cmpRowid(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // store writes c's live entries back, split into chunkTarget entries when
 // they outgrew chunkMax, and returns how many there are.
 func (c *chunk) store(a *applier, term string) (int, error) {
@@ -308,7 +299,7 @@ func (c *chunk) store(a *applier, term string) (int, error) {
 			live = append(live, p)
 		}
 	}
-	slices.SortStableFunc(live, func(x, y posting) int { return cmpRowid(x.rowid, y.rowid) })
+	slices.SortStableFunc(live, func(x, y posting) int { return cmp.Compare(x.rowid, y.rowid) })
 	for i := 1; i < len(live); i++ {
 		if live[i].rowid == live[i-1].rowid {
 			return 0, fmt.Errorf("rowid %d listed twice", live[i].rowid)

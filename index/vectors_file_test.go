@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -14,25 +15,33 @@ import (
 	"github.com/anamnesis-memory/anamnesis/note"
 )
 
-// exactRanking is the ids of notes ranked by float64 cosine to q, the
+// rankedNote is a note's id and its float64 cosine to a query.
+type rankedNote struct {
+	id  string
+	cos float64
+}
+
+// exactCosines is notes ranked by float64 cosine to q, best first, the
 // vector of notes[i] being unitVec(i, d).
-func exactRanking(notes []*note.Note, q []float32, d, k int) []string {
-	type pair struct {
-		id  string
-		cos float64
-	}
-	var all []pair
+func exactCosines(notes []*note.Note, q []float32, d int) []rankedNote {
+	var all []rankedNote
 	for i, n := range notes {
 		v := unitVec(int64(i), d)
 		var s float64
 		for j := range v {
 			s += float64(v[j]) * float64(q[j])
 		}
-		all = append(all, pair{n.ID, s})
+		all = append(all, rankedNote{n.ID, s})
 	}
-	slices.SortFunc(all, func(a, b pair) int { return cmpF(b.cos, a.cos) })
+	slices.SortFunc(all, func(a, b rankedNote) int { return cmp.Compare(b.cos, a.cos) })
+	return all
+}
+
+// exactRanking is the ids of the k notes nearest q by float64 cosine, the
+// vector of notes[i] being unitVec(i, d).
+func exactRanking(notes []*note.Note, q []float32, d, k int) []string {
 	out := []string{}
-	for _, p := range all[:k] {
+	for _, p := range exactCosines(notes, q, d)[:k] {
 		out = append(out, p.id)
 	}
 	return out

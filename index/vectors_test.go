@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand"
@@ -59,20 +60,7 @@ func TestNearestVectorsIsTheExactRanking(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The expected ranking, by brute force in float64.
-	type pair struct {
-		id  string
-		cos float64
-	}
-	var want []pair
-	for i, n := range notes {
-		v := unitVec(int64(i), d)
-		var s float64
-		for j := range v {
-			s += float64(v[j]) * float64(q[j])
-		}
-		want = append(want, pair{n.ID, s})
-	}
-	slices.SortFunc(want, func(a, b pair) int { return cmpF(b.cos, a.cos) })
+	want := exactCosines(notes, q, d)
 	if len(hits) != 10 {
 		t.Fatalf("%d hits", len(hits))
 	}
@@ -81,16 +69,6 @@ func TestNearestVectorsIsTheExactRanking(t *testing.T) {
 			t.Fatalf("rank %d: %s %.6f, want %s %.6f", i+1, h.ID, cos[i], want[i].id, want[i].cos)
 		}
 	}
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // A filter that only notes far down the ranking pass is answered by
@@ -216,7 +194,7 @@ func TestTopIndicesAndDot(t *testing.T) {
 		for i := range all {
 			all[i] = int32(i)
 		}
-		slices.SortStableFunc(all, func(a, b int32) int { return cmpF(float64(scores[b]), float64(scores[a])) })
+		slices.SortStableFunc(all, func(a, b int32) int { return cmp.Compare(float64(scores[b]), float64(scores[a])) })
 		if got := topIndices(scores, m); !slices.Equal(got, all[:m]) {
 			t.Fatalf("top %d of %v:\n got %v\nwant %v", m, scores, got, all[:m])
 		}
