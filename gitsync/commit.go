@@ -58,7 +58,7 @@ func (g *Repo) loadIndex() (*gitindex.Index, plumbing.Hash, error) {
 // readIndexFile decodes .git/index as it streams in: this package's own
 // shape with decodeIndexFast, anything else with go-git's decoder.
 func (g *Repo) readIndexFile() (*gitindex.Index, plumbing.Hash, error) {
-	f, size, err := g.openIndex()
+	f, fi, err := g.openIndex()
 	if errors.Is(err, fs.ErrNotExist) {
 		return &gitindex.Index{Version: 2}, plumbing.ZeroHash, nil
 	}
@@ -66,7 +66,7 @@ func (g *Repo) readIndexFile() (*gitindex.Index, plumbing.Hash, error) {
 		return nil, plumbing.ZeroHash, err
 	}
 	defer f.Close()
-	fast, mark, err := decodeIndexFast(f, size)
+	fast, mark, err := decodeIndexFast(f, fi.Size())
 	if !errors.Is(err, errNotFast) {
 		return fast, mark, err
 	}
@@ -81,18 +81,19 @@ func (g *Repo) readIndexFile() (*gitindex.Index, plumbing.Hash, error) {
 	return idx, plumbing.ZeroHash, nil
 }
 
-// openIndex opens .git/index and says how large it is.
-func (g *Repo) openIndex() (*os.File, int64, error) {
+// openIndex opens .git/index and stats it (its size bounds a scan; its
+// mtime is the racy-clean instant of the index read).
+func (g *Repo) openIndex() (*os.File, fs.FileInfo, error) {
 	f, err := os.Open(filepath.Join(g.gitDir, "index"))
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, err
+		return nil, nil, err
 	}
-	return f, fi.Size(), nil
+	return f, fi, nil
 }
 
 // saveIndex writes .git/index through a temporary file and a rename, so a

@@ -139,12 +139,12 @@ func (g *Repo) commitFew(ctx context.Context, paths []string, msg string) (h plu
 	paths = slices.Clone(paths)
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
-	f, size, err := g.openIndex()
+	f, fi, err := g.openIndex()
 	if err != nil {
 		return plumbing.ZeroHash, false, false, nil
 	}
 	defer f.Close()
-	found, err := findPaths(f, size, paths)
+	found, err := findPaths(f, fi.Size(), paths)
 	if err != nil || found.scan.tree.IsZero() {
 		return plumbing.ZeroHash, false, false, nil
 	}

@@ -146,19 +146,16 @@ func lastSlash[S ~string | ~[]byte](p S) int {
 // core), in batches handed over as raw entry bytes.
 func (g *Repo) statIndexed(ctx context.Context) (indexedFiles, indexScan, error) {
 	ix := indexedFiles{perDir: map[string]int{}}
-	f, size, err := g.openIndex()
+	f, fi, err := g.openIndex()
 	if err != nil {
 		return ix, indexScan{}, err
 	}
 	defer f.Close()
-	racyBefore := time.Now().Add(-2 * time.Second)
-	if fi, err := f.Stat(); err == nil {
-		racyBefore = fi.ModTime() // the index read, even if another is renamed in meanwhile
-	}
-	ch := newStatChecker(ctx, g.dir, racyBefore)
+	// The index read's mtime, even if another is renamed in meanwhile.
+	ch := newStatChecker(ctx, g.dir, fi.ModTime())
 	var dir []byte
 	run := 0
-	scan, err := scanIndex(f, size, func(e rawIndexEntry) error {
+	scan, err := scanIndex(f, fi.Size(), func(e rawIndexEntry) error {
 		ch.add(e.b)
 		name := e.name()
 		d := name[:max(lastSlash(name), 0)]
