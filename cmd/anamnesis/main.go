@@ -37,6 +37,10 @@ func main() {
 	// at once, as the default handler would have.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	context.AfterFunc(ctx, stop)
+	stopProfile := startProfile(os.Getenv(profileEnv), os.Getenv(memProfileEnv))
+	// The profiles are this process's: a sync it starts in the background must not write over them.
+	os.Unsetenv(profileEnv)
+	os.Unsetenv(memProfileEnv)
 	var code int
 	if logPath := os.Getenv(logEnv); logPath != "" {
 		code = runLogged(ctx, logPath)
@@ -44,6 +48,7 @@ func main() {
 		code = run(ctx, os.Args, osEnv(), os.Stdin, os.Stdout, os.Stderr)
 	}
 	stop()
+	stopProfile()
 	os.Exit(code)
 }
 
