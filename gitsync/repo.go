@@ -53,6 +53,13 @@ type Repo struct {
 	// it is renamed into place; tests use it to run a reader at that
 	// moment.
 	checkoutTemp func(tmp string)
+	// trees keeps the raw trees read and written lately: a sync reads the
+	// same big directories to commit, to verify what came and to check it
+	// out.
+	trees treeCache
+	// treeReads counts trees read from the object store, not the cache;
+	// tests read it.
+	treeReads atomic.Int32
 	// treeEntries counts the entries of every tree encoded (the work a
 	// commit's trees cost); tests read it.
 	treeEntries int
@@ -366,7 +373,11 @@ func (g *Repo) updateTree(base plumbing.Hash, changes map[string]*entry) (plumbi
 		return plumbing.ZeroHash, nil
 	}
 	g.treeEntries += entries
-	return g.writeLoose(plumbing.TreeObject, out)
+	h, err := g.writeLoose(plumbing.TreeObject, out)
+	if err == nil {
+		g.trees.put(h, out) // the next commit or the merge after it starts from this tree
+	}
+	return h, err
 }
 
 // treeEdit is updateTree's work on one directory: the changes to its own
@@ -490,6 +501,19 @@ func appendTreeEntry(out []byte, e object.TreeEntry) []byte {
 // directory was a fifth of a commit at 100,000 notes), a packed one
 // through go-git, at most MaxTreeBytes either way.
 func (g *Repo) readTreeRaw(h plumbing.Hash) ([]byte, error) {
+	if data, ok := g.trees.get(h); ok {
+		return data, nil
+	}
+	data, err := g.readTreeUncached(h)
+	if err == nil {
+		g.trees.put(h, data)
+	}
+	return data, err
+}
+
+// readTreeUncached is readTreeRaw without the cache.
+func (g *Repo) readTreeUncached(h plumbing.Hash) ([]byte, error) {
+	g.treeReads.Add(1)
 	hex := h.String()
 	f, err := os.Open(filepath.Join(g.gitDir, "objects", hex[:2], hex[2:]))
 	if errors.Is(err, fs.ErrNotExist) {
