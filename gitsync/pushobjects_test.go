@@ -174,7 +174,8 @@ func (h *pushHistory) commit() {
 
 // merge merges into main a branch of new commits started at one of
 // main's commits, or a new root; the branch adds files of its own only,
-// so the merge is clean. Sometimes the hub gets the branch too.
+// so the merge is clean. Sometimes the hub gets the branch too, and then
+// sometimes main does not.
 func (h *pushHistory) merge() {
 	h.t.Helper()
 	h.commit()
@@ -192,10 +193,14 @@ func (h *pushHistory) merge() {
 		h.git("add", "-A")
 		h.git("commit", "-q", "-m", name)
 	}
-	if h.rnd.Intn(3) == 0 {
+	pushed := h.rnd.Intn(3) == 0
+	if pushed {
 		h.git("push", "-q", h.hub, name+":refs/heads/"+name)
 	}
 	h.git("checkout", "-q", "main")
+	if pushed && h.rnd.Intn(2) == 0 {
+		return // a hub branch main does not contain
+	}
 	h.git("merge", "-q", "--no-ff", "--no-edit", "--allow-unrelated-histories", name)
 	h.mains = append(h.mains, h.git("rev-parse", "HEAD"))
 }
@@ -297,9 +302,11 @@ func (h *pushHistory) checkListing(what string, exact bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A tip the hub has and local lacks says nothing about local's history.
+	// A tip the hub has and local lacks, or a branch at a tree, says
+	// nothing about local's history.
 	absent := plumbing.NewHash(strings.Repeat("ab", 20))
-	got, err := objectsToPush(ctx, r.Storer, local, append(known, absent))
+	tree := plumbing.NewHash(h.git("rev-parse", "HEAD^{tree}"))
+	got, err := objectsToPush(ctx, r.Storer, local, append(known, absent, tree))
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
