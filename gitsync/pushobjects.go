@@ -45,7 +45,8 @@ func objectsToPush(ctx context.Context, st storer.EncodedObjectStorer, local plu
 type walkCommit struct {
 	hash    plumbing.Hash
 	tree    plumbing.Hash
-	parents []*walkCommit // filled when the commit is taken off the queue
+	parentH []plumbing.Hash
+	parents []*walkCommit // met when the commit is taken off the queue
 	when    int64         // committer time, the walk's order
 	known   bool          // reachable from one of the hub's branches
 	at      int           // index in the queue while on it, -1 once taken off
@@ -141,7 +142,7 @@ func (w *commitWalk) meet(h plumbing.Hash, known bool) (*walkCommit, error) {
 		}
 		return nil, fmt.Errorf("read commit %s: %w", h, err)
 	}
-	c := &walkCommit{hash: h, tree: obj.TreeHash, when: obj.Committer.When.Unix(), known: known}
+	c := &walkCommit{hash: h, tree: obj.TreeHash, parentH: obj.ParentHashes, when: obj.Committer.When.Unix(), known: known}
 	w.met[h] = c
 	heap.Push(&w.queue, c)
 	if !known {
@@ -152,11 +153,7 @@ func (w *commitWalk) meet(h plumbing.Hash, known bool) (*walkCommit, error) {
 
 // expand meets c's parents, known when c is.
 func (w *commitWalk) expand(c *walkCommit) error {
-	obj, err := object.GetCommit(w.st, c.hash)
-	if err != nil {
-		return fmt.Errorf("read commit %s: %w", c.hash, err)
-	}
-	for _, p := range obj.ParentHashes {
+	for _, p := range c.parentH {
 		pc, err := w.meet(p, c.known)
 		if err != nil {
 			return err
