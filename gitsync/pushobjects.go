@@ -15,15 +15,18 @@ import (
 // objectsToPush lists the objects a hub whose branches are at known
 // lacks to hold local: the commits between them and, for each, the trees
 // and blobs it changed. The work is the change's, not the store's:
-// go-git's revlist.Objects first listed every object reachable from
-// known (at 100,000 notes, 2.4 s of CPU for a push of one note).
+// go-git's revlist.Objects first walked every object reachable from
+// known, every tree of every commit (at 100,000 notes, a push of one
+// note cost 1.9 s of CPU and 270 MB with 58 commits of history, 5 to 6 s
+// with 300).
 //
 // What is listed is a superset of `git rev-list --objects local --not
-// known` (each object once): a blob that moved, or came back at another
-// path, may be sent although the hub has it, which costs its bytes and
-// nothing else. Known hashes this repository lacks are ignored, as they
-// cannot be ancestors of local; an object of local's history that is
-// missing is an error.
+// known` (each object once): a blob or tree the hub has, but not at the
+// same path in a parent (an earlier version brought back, a note in a
+// directory that was moved and edited), is sent again, which costs its
+// bytes and nothing else. Known hashes this repository lacks, or that
+// are not commits, are ignored: they cannot be in local's history. An
+// object of local's history that is missing is an error.
 func objectsToPush(ctx context.Context, st storer.EncodedObjectStorer, local plumbing.Hash, known []plumbing.Hash) ([]plumbing.Hash, error) {
 	commits, err := newCommits(ctx, st, local, known)
 	if err != nil {
@@ -45,11 +48,11 @@ func objectsToPush(ctx context.Context, st storer.EncodedObjectStorer, local plu
 type walkCommit struct {
 	hash    plumbing.Hash
 	tree    plumbing.Hash
-	parentH []plumbing.Hash
-	parents []*walkCommit // met when the commit is taken off the queue
-	when    int64         // committer time, the walk's order
-	known   bool          // reachable from one of the hub's branches
-	at      int           // index in the queue while on it, -1 once taken off
+	parentH []plumbing.Hash // as the commit names them
+	parents []*walkCommit   // met when the commit is taken off the queue
+	when    int64           // committer time, the walk's order
+	known   bool            // reachable from one of the hub's branches
+	at      int             // index in the queue while on it, -1 once taken off
 }
 
 // commitQueue is newest first, as git walks a history; of commits of
