@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/revlist"
 )
 
 // benchStore is a committed store to benchmark commits in: the
@@ -95,5 +98,66 @@ func BenchmarkCommitAllNothingToDo(b *testing.B) {
 		if _, ok, err := r.CommitAll(ctx); err != nil || ok {
 			b.Fatalf("commit: %v %v", ok, err)
 		}
+	}
+}
+
+// BenchmarkPushOneNote is a push's listing of the objects to send after
+// a write: one new note committed on top of the store and of a history of
+// ANAMNESIS_BENCH_HISTORY commits of one note each (default 20), the hub
+// at the commit before (go test -bench PushOneNote -benchmem; with
+// ANAMNESIS_BENCH_REPO at a 100,000-note store for the scale target).
+// revlist is go-git's listing, which sendPack used before: it walks every
+// commit the hub's tip reaches and every tree of each, so it grows with
+// the store and with its history; changed is objectsToPush.
+func BenchmarkPushOneNote(b *testing.B) {
+	r := benchStore(b)
+	history := 20
+	if v, err := strconv.Atoi(os.Getenv("ANAMNESIS_BENCH_HISTORY")); err == nil {
+		history = v
+	}
+	types := []string{"episodic", "semantic", "procedural"}
+	commitNote := func(dir string) plumbing.Hash {
+		rel := fmt.Sprintf("%s/bench-push-%d.md", dir, time.Now().UnixNano())
+		if err := os.WriteFile(filepath.Join(r.Dir(), filepath.FromSlash(rel)), []byte("bench note "+rel+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		h, ok, err := r.CommitPaths(ctx, []string{rel})
+		if err != nil || !ok {
+			b.Fatalf("commit: %v %v", ok, err)
+		}
+		return plumbing.Hash(h)
+	}
+	var base plumbing.Hash
+	for i := range history {
+		base = commitNote(types[i%3])
+	}
+	if history == 0 {
+		var err error
+		if base, err = r.head(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	local := commitNote("semantic")
+	known := []plumbing.Hash{base}
+	list := map[string]func() ([]plumbing.Hash, error){
+		"revlist": func() ([]plumbing.Hash, error) {
+			return revlist.Objects(r.r.Storer, []plumbing.Hash{local}, known)
+		},
+		"changed": func() ([]plumbing.Hash, error) {
+			return objectsToPush(ctx, r.r.Storer, local, known)
+		},
+	}
+	for _, name := range []string{"revlist", "changed"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			defer reportCPU(b, cpuTime())
+			for range b.N {
+				hashes, err := list[name]()
+				if err != nil || len(hashes) != 4 { // the commit, the root tree, semantic/, the note
+					b.Fatalf("listed %d objects: %v", len(hashes), err)
+				}
+			}
+		})
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
-	"github.com/go-git/go-git/v5/plumbing/revlist"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -562,7 +561,7 @@ func (wr *wire) sendPack(ctx context.Context, sess transport.ReceivePackSession,
 	for _, h := range adv.refs {
 		known = append(known, h)
 	}
-	hashes, err := revlist.Objects(st, []plumbing.Hash{local}, known)
+	hashes, err := objectsToPush(ctx, st, local, known)
 	if err != nil {
 		return fmt.Errorf("list objects to push: %w", err)
 	}
