@@ -38,7 +38,24 @@ type Entry struct {
 // store's notes sit in a few big directories, a third of them in
 // episodic/ alone.
 func (t Tree) Walk(ctx context.Context, fn func(Entry) error) error {
-	return t.walk(ctx, nil, fn)
+	entries, err := t.list(ctx, nil)
+	for _, e := range entries {
+		if err := fn(e); err != nil {
+			return fmt.Errorf("walk %s: %w", t.Root, err)
+		}
+	}
+	return err
+}
+
+// List is Walk into a slice, for callers that keep every entry (a
+// reconcile compares them all): the entries are laid out once, in order,
+// rather than appended one by one.
+func (t Tree) List(ctx context.Context) ([]Entry, error) {
+	entries, err := t.list(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return entries, nil
 }
 
 // walkChunk is how many names of a directory one goroutine lstats at a
@@ -67,9 +84,11 @@ type statChunk struct {
 	err    error
 }
 
-// walk is Walk; afterList, when not nil, runs once the directories are
-// listed and before their files are lstat'ed (tests remove files there).
-func (t Tree) walk(ctx context.Context, afterList func(), fn func(Entry) error) error {
+// list is the walk: the entries in order, up to the first failure (as
+// filepath.WalkDir gave them), and that failure. afterList, when not nil,
+// runs once the directories are listed and before their files are
+// lstat'ed (tests remove files there).
+func (t Tree) list(ctx context.Context, afterList func()) ([]Entry, error) {
 	dirs, err := t.listTypeDirs(ctx)
 	defer func() {
 		for _, td := range dirs {
@@ -77,14 +96,19 @@ func (t Tree) walk(ctx context.Context, afterList func(), fn func(Entry) error) 
 		}
 	}()
 	if err != nil {
-		return fmt.Errorf("walk %s: %w", t.Root, err)
+		return nil, fmt.Errorf("walk %s: %w", t.Root, err)
 	}
 	if afterList != nil {
 		afterList()
 	}
+	total := 0
+	for _, td := range dirs {
+		total += len(td.names)
+	}
+	found := make([]Entry, total)
 	var chunks []*statChunk
 	for _, td := range dirs {
-		td.found = make([]Entry, len(td.names))
+		td.found, found = found[:len(td.names)], found[len(td.names):]
 		for lo := 0; lo < len(td.names); lo += walkChunk {
 			td.chunks = append(td.chunks, statChunk{td: td, lo: lo, hi: min(lo+walkChunk, len(td.names)), errAt: -1})
 		}
@@ -93,35 +117,39 @@ func (t Tree) walk(ctx context.Context, afterList func(), fn func(Entry) error) 
 		}
 	}
 	if err := inParallel(ctx, len(chunks), func(i int) { chunks[i].stat() }); err != nil {
-		return fmt.Errorf("walk %s: %w", t.Root, err)
+		return nil, fmt.Errorf("walk %s: %w", t.Root, err)
 	}
-	if err := emit(dirs, fn); err != nil {
-		return fmt.Errorf("walk %s: %w", t.Root, err)
+	entries, err := compact(dirs)
+	if err != nil {
+		return entries, fmt.Errorf("walk %s: %w", t.Root, err)
 	}
-	return nil
+	return entries, nil
 }
 
-// emit calls fn with the entries in order, as filepath.WalkDir gave
-// them: those before the first failure, then the failure.
-func emit(dirs []*typeDir, fn func(Entry) error) error {
+// compact moves the entries found, in order, to the front of the slice
+// the directories' found share, and returns them with the first
+// failure, ending them there.
+func compact(dirs []*typeDir) ([]Entry, error) {
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	out := dirs[0].found[:0]
 	for _, td := range dirs {
 		if td.err != nil {
-			return td.err
+			return out, td.err
 		}
 		for _, c := range td.chunks {
 			for i := c.lo; i < c.hi; i++ {
 				if i == c.errAt {
-					return c.err
+					return out, c.err
 				}
 				if e := td.found[i]; e.Rel != "" {
-					if err := fn(e); err != nil {
-						return err
-					}
+					out = append(out, e)
 				}
 			}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // stat lstats the chunk's names into found, stopping at the first

@@ -69,8 +69,19 @@ func listing(walk func(fn func(Entry) error) error) string {
 	return b.String()
 }
 
+// walkListing is the listing of tr.Walk, or with afterList of the walk
+// that calls it.
 func walkListing(tr Tree, afterList func()) string {
-	return listing(func(fn func(Entry) error) error { return tr.walk(context.Background(), afterList, fn) })
+	return listing(func(fn func(Entry) error) error {
+		if afterList == nil {
+			return tr.Walk(context.Background(), fn)
+		}
+		entries, err := tr.list(context.Background(), afterList)
+		for _, e := range entries {
+			fn(e)
+		}
+		return err
+	})
 }
 
 func serialListing(tr Tree) string {
@@ -152,6 +163,16 @@ func TestWalkMatchesSerialWalk(t *testing.T) {
 	want := serialListing(tr)
 	if got := walkListing(tr, nil); got != want {
 		t.Fatalf("walk:\n%s\nserial walk:\n%s", got, want)
+	}
+	got := listing(func(fn func(Entry) error) error {
+		entries, err := tr.List(context.Background())
+		for _, e := range entries {
+			fn(e)
+		}
+		return err
+	})
+	if got != want {
+		t.Fatalf("List:\n%s\nserial walk:\n%s", got, want)
 	}
 	if n := strings.Count(want, "\n"); n < 3*walkChunk {
 		t.Fatalf("the reference listed only %d lines", n)
