@@ -116,29 +116,46 @@ func decodeStatCache(data string) (c *StatCache, gen int64, ok bool) {
 	if n <= 0 {
 		return nil, 0, false
 	}
-	c = &StatCache{data: data, at: map[string]int{}}
-	for i := n; i < len(b); {
+	// Counted first, so the map is made at its size: filling it from
+	// empty rehashed it again and again, a twentieth of a reconcile
+	// with nothing to do at 100,000 notes.
+	count := 0
+	if !eachStat(data, b, n, func(string, int64, int64) { count++ }) {
+		return nil, 0, false
+	}
+	c = &StatCache{data: data, at: make(map[string]int, count), size: make([]int64, 0, count), mtime: make([]int64, 0, count)}
+	eachStat(data, b, n, func(p string, size, mtime int64) {
+		c.at[p] = len(c.size)
+		c.size, c.mtime = append(c.size, size), append(c.mtime, mtime)
+	})
+	c.seen, c.left = make([]bool, len(c.size)), len(c.size)
+	return c, gen, true
+}
+
+// eachStat calls fn with each entry encoded in data (b is data as bytes)
+// from offset i on; paths are substrings of data. It reports false, after
+// the entries before it, on one that does not decode.
+func eachStat(data string, b []byte, i int, fn func(path string, size, mtime int64)) bool {
+	for i < len(b) {
 		l, n := binary.Uvarint(b[i:])
 		if n <= 0 || l > uint64(len(b)-i-n) {
-			return nil, 0, false
+			return false
 		}
 		i += n
 		p := data[i : i+int(l)]
 		i += int(l)
 		size, n1 := binary.Varint(b[i:])
 		if n1 <= 0 {
-			return nil, 0, false
+			return false
 		}
 		mtime, n2 := binary.Varint(b[i+n1:])
 		if n2 <= 0 {
-			return nil, 0, false
+			return false
 		}
 		i += n1 + n2
-		c.at[p] = len(c.size)
-		c.size, c.mtime = append(c.size, size), append(c.mtime, mtime)
+		fn(p, size, mtime)
 	}
-	c.seen, c.left = make([]bool, len(c.size)), len(c.size)
-	return c, gen, true
+	return true
 }
 
 // Same reports whether the file at path (home-relative) has the size and
