@@ -204,7 +204,7 @@ func (t Tree) listTypeDirs(ctx context.Context) ([]*typeDir, error) {
 		}
 	}
 	slices.SortFunc(dirs, func(a, b *typeDir) int { return strings.Compare(a.typ, b.typ) })
-	if err := inParallel(ctx, len(dirs), func(i int) { dirs[i].err = dirs[i].list(root) }); err != nil {
+	if err := inParallel(ctx, len(dirs), func(i int) { dirs[i].err = dirs[i].readNames(root) }); err != nil {
 		return dirs, err
 	}
 	// A directory that went away (or became a link) since the root was
@@ -215,9 +215,9 @@ func (t Tree) listTypeDirs(ctx context.Context) ([]*typeDir, error) {
 // errGone is a type directory that is no longer one.
 var errGone = errors.New("type directory gone")
 
-// list opens td's directory below root and reads its note file names,
+// readNames opens td's directory below root and reads its note file names,
 // sorted.
-func (td *typeDir) list(root *walkDir) error {
+func (td *typeDir) readNames(root *walkDir) error {
 	d, err := root.openTypeDir(td.typ)
 	if err != nil {
 		return err
