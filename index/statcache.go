@@ -95,15 +95,18 @@ func (ix *Index) LoadStatCache(ctx context.Context) (*StatCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b []byte
-	err = ix.db.QueryRowContext(ctx, `SELECT value FROM index_meta WHERE key = ?`, metaStatCache).Scan(&b)
+	// Scanned into a string, which the paths are cut from: into bytes,
+	// then a string, then bytes again for binary's readers, the 4.5 MB
+	// blob of 100,000 notes was copied three times.
+	var data string
+	err = ix.db.QueryRowContext(ctx, `SELECT value FROM index_meta WHERE key = ?`, metaStatCache).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}
-	c, cgen, ok := decodeStatCache(string(b))
+	c, cgen, ok := decodeStatCache(data)
 	if !ok || cgen != gen {
 		return nil, nil // stale, or not ours to read: the caller reads index_files
 	}
@@ -111,8 +114,7 @@ func (ix *Index) LoadStatCache(ctx context.Context) (*StatCache, error) {
 }
 
 func decodeStatCache(data string) (c *StatCache, gen int64, ok bool) {
-	b := []byte(data) // binary's readers take bytes; paths are cut from data
-	gen, n := binary.Varint(b)
+	gen, n := varintIn(data)
 	if n <= 0 {
 		return nil, 0, false
 	}
@@ -120,11 +122,11 @@ func decodeStatCache(data string) (c *StatCache, gen int64, ok bool) {
 	// empty rehashed it again and again, a twentieth of a reconcile
 	// with nothing to do at 100,000 notes.
 	count := 0
-	if !eachStat(data, b, n, func(string, int64, int64) { count++ }) {
+	if !eachStat(data, n, func(string, int64, int64) { count++ }) {
 		return nil, 0, false
 	}
 	c = &StatCache{data: data, at: make(map[string]int, count), size: make([]int64, 0, count), mtime: make([]int64, 0, count)}
-	eachStat(data, b, n, func(p string, size, mtime int64) {
+	eachStat(data, n, func(p string, size, mtime int64) {
 		c.at[p] = len(c.size)
 		c.size, c.mtime = append(c.size, size), append(c.mtime, mtime)
 	})
@@ -132,23 +134,23 @@ func decodeStatCache(data string) (c *StatCache, gen int64, ok bool) {
 	return c, gen, true
 }
 
-// eachStat calls fn with each entry encoded in data (b is data as bytes)
-// from offset i on; paths are substrings of data. It reports false, after
-// the entries before it, on one that does not decode.
-func eachStat(data string, b []byte, i int, fn func(path string, size, mtime int64)) bool {
-	for i < len(b) {
-		l, n := binary.Uvarint(b[i:])
-		if n <= 0 || l > uint64(len(b)-i-n) {
+// eachStat calls fn with each entry encoded in data from offset i on;
+// paths are substrings of data. It reports false, after the entries
+// before it, on one that does not decode.
+func eachStat(data string, i int, fn func(path string, size, mtime int64)) bool {
+	for i < len(data) {
+		l, n := uvarintIn(data[i:])
+		if n <= 0 || l > uint64(len(data)-i-n) {
 			return false
 		}
 		i += n
 		p := data[i : i+int(l)]
 		i += int(l)
-		size, n1 := binary.Varint(b[i:])
+		size, n1 := varintIn(data[i:])
 		if n1 <= 0 {
 			return false
 		}
-		mtime, n2 := binary.Varint(b[i+n1:])
+		mtime, n2 := varintIn(data[i+n1:])
 		if n2 <= 0 {
 			return false
 		}
@@ -156,6 +158,40 @@ func eachStat(data string, b []byte, i int, fn func(path string, size, mtime int
 		fn(p, size, mtime)
 	}
 	return true
+}
+
+// uvarintIn is binary.Uvarint reading a string, so the cache's blob need
+// not be copied into bytes: the value and the bytes read, 0 if s ends
+// first, negative if the value overflows 64 bits.
+func uvarintIn(s string) (uint64, int) {
+	var x uint64
+	var shift uint
+	for i := 0; i < len(s); i++ {
+		if i == binary.MaxVarintLen64 {
+			return 0, -(i + 1)
+		}
+		b := s[i]
+		if b < 0x80 {
+			if i == binary.MaxVarintLen64-1 && b > 1 {
+				return 0, -(i + 1)
+			}
+			return x | uint64(b)<<shift, i + 1
+		}
+		x |= uint64(b&0x7f) << shift
+		shift += 7
+	}
+	return 0, 0
+}
+
+// varintIn is binary.Varint reading a string (zig-zag, as AppendVarint
+// writes).
+func varintIn(s string) (int64, int) {
+	ux, n := uvarintIn(s)
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
+	}
+	return x, n
 }
 
 // Same reports whether the file at path (home-relative) has the size and

@@ -41,3 +41,29 @@ func TestDecodeStatCache(t *testing.T) {
 		}
 	}
 }
+
+// TestVarintIn: the string readers give what binary's give on the same
+// bytes: values of every length, inputs cut short, and overflows.
+func TestVarintIn(t *testing.T) {
+	var inputs [][]byte
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, 1 << 20, -(1 << 35), 1<<62 + 12345, -1 << 63, 1<<63 - 1} {
+		b := binary.AppendVarint(nil, v)
+		for cut := 0; cut <= len(b); cut++ {
+			inputs = append(inputs, b[:cut])
+		}
+		inputs = append(inputs, binary.AppendUvarint(nil, uint64(v)))
+	}
+	inputs = append(inputs,
+		[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},       // past 64 bits in the 10th byte
+		[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x01}, // 11 bytes
+		[]byte{0x80, 0x80, 0x80})
+	for _, b := range inputs {
+		wu, wn := binary.Uvarint(b)
+		gu, gn := uvarintIn(string(b))
+		wv, wvn := binary.Varint(b)
+		gv, gvn := varintIn(string(b))
+		if gu != wu || gn != wn || gv != wv || gvn != wvn {
+			t.Errorf("% x: uvarintIn %d,%d varintIn %d,%d; binary gives %d,%d and %d,%d", b, gu, gn, gv, gvn, wu, wn, wv, wvn)
+		}
+	}
+}
