@@ -394,8 +394,13 @@ func (s *Store) unchanged(ctx context.Context, walked []walkedTree) (bool, error
 	if cache == nil || err != nil {
 		return false, err
 	}
+	// In path order (local/ before memory/, each tree's walk in order),
+	// the order the cache is saved in: see index.StatCache.
+	byPath := slices.SortedFunc(slices.Values(walked), func(a, b walkedTree) int {
+		return strings.Compare(note.TreeDir(a.tree.Scope), note.TreeDir(b.tree.Scope))
+	})
 	var buf []byte
-	for _, w := range walked {
+	for _, w := range byPath {
 		dir := note.TreeDir(w.tree.Scope)
 		for _, e := range w.entries {
 			buf = append(append(append(buf[:0], dir...), '/'), e.Rel...)
