@@ -341,26 +341,31 @@ func (s *Store) saveStatCache(ctx context.Context, gen int64, known map[string]i
 	return s.idx().SaveStatCache(ctx, gen, known)
 }
 
-// walkNotes lists every note file of both trees (see walkAll).
-func (s *Store) walkNotes(ctx context.Context) ([]walkedFile, error) {
-	var walked []walkedFile
-	err := s.walkAll(ctx, func(t note.Tree, e note.Entry) error {
-		walked = append(walked, walkedFile{t, e})
-		return nil
-	})
-	return walked, err
+// walkNotes lists every note file of both trees, in walkAll's order.
+func (s *Store) walkNotes(ctx context.Context) ([]walkedTree, error) {
+	var walked []walkedTree
+	for _, t := range []note.Tree{s.memory, s.local} {
+		entries, err := t.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		walked = append(walked, walkedTree{t, entries})
+	}
+	return walked, nil
 }
 
 // compareStats returns the walked files whose size or mtime differ from
 // what the index recorded (or that it does not know), and the recorded
 // paths no longer there, sorted.
-func compareStats(walked []walkedFile, known map[string]index.File) (suspects []located, gone []string) {
+func compareStats(walked []walkedTree, known map[string]index.File) (suspects []located, gone []string) {
 	seen := make(map[string]bool, len(known))
 	for _, w := range walked {
-		p := note.TreeDir(w.tree.Scope) + "/" + w.Rel
-		seen[p] = true
-		if f, ok := known[p]; !ok || f.Size != w.Size || f.MtimeNS != w.MtimeNS {
-			suspects = append(suspects, located{w.tree, w.Rel})
+		for _, e := range w.entries {
+			p := note.TreeDir(w.tree.Scope) + "/" + e.Rel
+			seen[p] = true
+			if f, ok := known[p]; !ok || f.Size != e.Size || f.MtimeNS != e.MtimeNS {
+				suspects = append(suspects, located{w.tree, e.Rel})
+			}
 		}
 	}
 	for p := range known {
@@ -384,25 +389,33 @@ func compareStats(walked []walkedFile, known map[string]index.File) (suspects []
 // file system's clock as the write before it, after that write was
 // indexed; git's index has the same blind spot ("racy git"). The cache
 // adds none: it holds exactly the sizes and mtimes index_files holds.
-func (s *Store) unchanged(ctx context.Context, walked []walkedFile) (bool, error) {
+func (s *Store) unchanged(ctx context.Context, walked []walkedTree) (bool, error) {
 	cache, err := s.idx().LoadStatCache(ctx)
 	if cache == nil || err != nil {
 		return false, err
 	}
+	// In path order (local/ before memory/, each tree's walk in order),
+	// the order the cache is saved in: see index.StatCache.
+	byPath := slices.SortedFunc(slices.Values(walked), func(a, b walkedTree) int {
+		return strings.Compare(note.TreeDir(a.tree.Scope), note.TreeDir(b.tree.Scope))
+	})
 	var buf []byte
-	for _, w := range walked {
-		buf = append(append(append(buf[:0], note.TreeDir(w.tree.Scope)...), '/'), w.Rel...)
-		if !cache.Same(buf, w.Size, w.MtimeNS) {
-			return false, nil
+	for _, w := range byPath {
+		dir := note.TreeDir(w.tree.Scope)
+		for _, e := range w.entries {
+			buf = append(append(append(buf[:0], dir...), '/'), e.Rel...)
+			if !cache.Same(buf, e.Size, e.MtimeNS) {
+				return false, nil
+			}
 		}
 	}
 	return cache.AllSeen(), nil
 }
 
-// walkedFile is a note file as a walk found it.
-type walkedFile struct {
-	tree note.Tree
-	note.Entry
+// walkedTree is a tree's note files as a walk found them.
+type walkedTree struct {
+	tree    note.Tree
+	entries []note.Entry
 }
 
 // Reconcile brings the index in line with the files: notes added, edited

@@ -216,59 +216,6 @@ func (t Tree) describeSymlink(p string) string {
 	return "is a symlink to " + target + ", outside the tree; not followed"
 }
 
-// Entry is one candidate note file found by Walk.
-type Entry struct {
-	Rel     string // path inside the tree, forward slashes
-	Size    int64
-	MtimeNS int64
-}
-
-// Walk lists every file at a note path (IsNotePath) with its size and
-// mtime (from lstat: symlinks are listed, so they can be reported). Other
-// files and directories (.git, a hub's README.md, in-flight temporary
-// files) are skipped. A missing tree is empty.
-func (t Tree) Walk(ctx context.Context, fn func(Entry) error) error {
-	err := filepath.WalkDir(t.Root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == t.Root && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if p == t.Root {
-			return ctx.Err()
-		}
-		rel, err := filepath.Rel(t.Root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			// Notes live one level down, in a directory named after
-			// their type: nothing else needs a look.
-			if strings.Contains(rel, "/") || !ValidType(rel) {
-				return fs.SkipDir
-			}
-			return ctx.Err()
-		}
-		if !IsNotePath(rel) {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // removed while we walked
-			}
-			return err
-		}
-		return fn(Entry{Rel: rel, Size: info.Size(), MtimeNS: info.ModTime().UnixNano()})
-	})
-	if err != nil {
-		return fmt.Errorf("walk %s: %w", t.Root, err)
-	}
-	return nil
-}
-
 // OtherFiles lists the files in the tree that are not at a note path
 // (see IsNotePath), sorted: what a hub came with (README.md, .github/)
 // or a user put there. .git and in-flight temporary files are left out.
@@ -319,7 +266,13 @@ func (t Tree) OtherFiles(ctx context.Context) ([]string, error) {
 // so they are never indexed and never reported as bad notes.
 func IsNotePath(rel string) bool {
 	dir, file, ok := strings.Cut(rel, "/")
-	if !ok || !ValidType(dir) || strings.Contains(file, "/") {
+	return ok && ValidType(dir) && isNoteFileName(file)
+}
+
+// isNoteFileName reports whether file is the name of a note file inside
+// a type directory (IsNotePath's test of the part after the type).
+func isNoteFileName(file string) bool {
+	if strings.Contains(file, "/") {
 		return false
 	}
 	stem, ok := strings.CutSuffix(file, ".md")
