@@ -43,6 +43,7 @@ func BenchmarkApply1000To10k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var cpu time.Duration
+	var routes [3]int
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		p := filepath.Join(b.TempDir(), "index.db")
@@ -55,8 +56,12 @@ func BenchmarkApply1000To10k(b *testing.B) {
 		}
 		b.StartTimer()
 		before := processCPU()
-		if _, err := ix.Apply(ctx, pulled); err != nil {
+		post := newPostingEdits()
+		if _, err := ix.inTx(ctx, pulled, post); err != nil {
 			b.Fatal(err)
+		}
+		for i, n := range post.routes {
+			routes[i] += n
 		}
 		cpu += processCPU() - before
 		b.StopTimer()
@@ -64,4 +69,7 @@ func BenchmarkApply1000To10k(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	for i, name := range []string{"appended", "new", "merged"} {
+		b.ReportMetric(float64(routes[i])/float64(b.N), name+"-tokens/op")
+	}
 }
