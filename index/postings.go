@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/anamnesis-memory/anamnesis/internal/fts5token"
@@ -225,6 +226,7 @@ func (e *postingEdits) write(a *applier) error {
 // chunk is one stored chunk of a list, decoded.
 type chunk struct {
 	first   int64 // key it is stored under
+	next    int64 // the next chunk's first, or MaxInt64 (loadChunk)
 	entries []posting
 	stored  bool
 	loaded  int // entries as stored
@@ -294,8 +296,8 @@ func (t *termEdits) touchedChunks(a *applier, term string) ([]*chunk, error) {
 		if i > 0 && r == rowids[i-1] {
 			continue
 		}
-		if n := len(chunks); n > 0 && chunks[n-1].holds(r) {
-			continue
+		if n := len(chunks); n > 0 && r < chunks[n-1].next {
+			continue // it belongs to the chunk loaded last
 		}
 		c, err := loadChunk(a, term, r)
 		if err != nil {
@@ -388,38 +390,36 @@ func (c *chunk) store(w *listWriter, term string) (int, error) {
 	return n, nil
 }
 
-// holds reports whether c, as loaded, has an entry for rowid r; such a
-// rowid belongs to c without asking the store again.
-func (c *chunk) holds(r int64) bool {
-	for _, p := range c.entries {
-		if p.rowid == r {
-			return true
-		}
-	}
-	return false
-}
-
 // loadChunk returns the chunk a rowid belongs to, or nil when the token
-// has no chunk.
+// has no chunk. The chunk knows the first rowid of the one after it, so
+// that the rowids up to there go to it without asking the store again:
+// a token in every note of a pull of 1,000 asked once for each.
 func loadChunk(a *applier, term string, r int64) (*chunk, error) {
+	const cols = `SELECT first, (SELECT min(first) FROM index_postings WHERE term = p.term AND first > p.first), data
+ FROM index_postings AS p WHERE term = ?`
 	c := &chunk{stored: true}
+	var next sql.NullInt64
 	var data []byte
-	row, err := a.queryRow(`SELECT first, data FROM index_postings WHERE term = ? AND first <= ? ORDER BY first DESC LIMIT 1`, term, r)
+	row, err := a.queryRow(cols+` AND first <= ? ORDER BY first DESC LIMIT 1`, term, r)
 	if err != nil {
 		return nil, err
 	}
-	err = row.Scan(&c.first, &data)
+	err = row.Scan(&c.first, &next, &data)
 	if errors.Is(err, sql.ErrNoRows) {
-		if row, err = a.queryRow(`SELECT first, data FROM index_postings WHERE term = ? ORDER BY first LIMIT 1`, term); err != nil {
+		if row, err = a.queryRow(cols+` ORDER BY first LIMIT 1`, term); err != nil {
 			return nil, err
 		}
-		err = row.Scan(&c.first, &data)
+		err = row.Scan(&c.first, &next, &data)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
 	}
 	if err != nil {
 		return nil, err
+	}
+	c.next = math.MaxInt64
+	if next.Valid {
+		c.next = next.Int64
 	}
 	if c.entries, err = decodePostings(data, nil); err != nil {
 		return nil, err
