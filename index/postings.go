@@ -188,7 +188,7 @@ func (e *postingEdits) drop(rowid int64, title, body, tags string) error {
 // chunk, appending to it and moving the df took three statements each
 // (five for a token new to the store), 0.7 s in all. So tokens go in
 // sorted batches: one statement reads the last chunk of every token of a
-// batch (listWriter.lastChunks), each token is routed from what it finds,
+// batch ([listWriter.lastChunks]), each token is routed from what it finds,
 // and the rows to write wait in listWriter to go out many to a statement.
 // The rows written are exactly those of the token-by-token merge
 // (TestBatchedMergeMatchesTokenByToken keeps that one as the reference).
