@@ -69,7 +69,7 @@ func (r *Result) Add(o Result) {
 // Apply applies changes in one transaction: either all of them land or
 // none does.
 func (ix *Index) Apply(ctx context.Context, changes []Change) (Result, error) {
-	return ix.inTx(ctx, changes)
+	return ix.inTx(ctx, changes, newPostingEdits())
 }
 
 // RebuildFrom is Rebuild with changes produced while the transaction runs,
@@ -123,14 +123,16 @@ func (ix *Index) RebuildFrom(ctx context.Context, produce func(yield func(Change
 	return res, nil
 }
 
-func (ix *Index) inTx(ctx context.Context, changes []Change) (Result, error) {
+// inTx applies changes in one transaction, merging their postings
+// through post.
+func (ix *Index) inTx(ctx context.Context, changes []Change, post postingSink) (Result, error) {
 	var res Result
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return res, ix.wrap("begin", err)
 	}
 	defer tx.Rollback()
-	a := ix.newApplier(ctx, tx, newPostingEdits())
+	a := ix.newApplier(ctx, tx, post)
 	defer a.close()
 	for i := range changes {
 		if err := a.apply(&changes[i], &res); err != nil {
@@ -168,6 +170,9 @@ type applier struct {
 	docs    int    // change in the number of notes
 	touched bool   // a change was applied: index_files moved on
 	stats   []byte // a rebuild's files, encoded for the stat cache
+	// statements counts the statements run, for tests of what a batch
+	// costs.
+	statements int
 
 	chunkMax, chunkTarget int
 }
@@ -250,6 +255,7 @@ func (a *applier) exec(q string, args ...any) error {
 	if err != nil {
 		return err
 	}
+	a.statements++
 	_, err = s.ExecContext(a.ctx, args...)
 	return err
 }
@@ -259,7 +265,17 @@ func (a *applier) queryRow(q string, args ...any) (*sql.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.statements++
 	return s.QueryRowContext(a.ctx, args...), nil
+}
+
+func (a *applier) query(q string, args ...any) (*sql.Rows, error) {
+	s, err := a.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	a.statements++
+	return s.QueryContext(a.ctx, args...)
 }
 
 func nullable(s string) any {
