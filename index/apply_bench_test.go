@@ -16,15 +16,8 @@ import (
 // Every iteration starts from a copy of the same 10,000-note file.
 func BenchmarkApply1000To10k(b *testing.B) {
 	g := synth.NewGen(synth.NewVocab(20000, 1), 10000)
-	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	base := make([]Change, 10000)
-	for i := range base {
-		base[i] = changeFor(g.Note(start.Add(time.Duration(i) * time.Second)))
-	}
-	pulled := make([]Change, 1000)
-	for i := range pulled {
-		pulled[i] = changeFor(g.Note(start.Add(time.Duration(len(base)+i) * time.Second)))
-	}
+	base := synthChanges(g, 0, 10000)
+	pulled := synthChanges(g, len(base), 1000)
 	template := filepath.Join(b.TempDir(), "index.db")
 	ix, _, err := Open(ctx, template, Options{})
 	if err != nil {

@@ -14,12 +14,7 @@ import (
 // BenchmarkRebuild10k rebuilds an index of 10,000 synthetic notes from
 // changes already read and parsed: the index's share of a full reindex.
 func BenchmarkRebuild10k(b *testing.B) {
-	g := synth.NewGen(synth.NewVocab(20000, 1), 10000)
-	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	changes := make([]Change, 10000)
-	for i := range changes {
-		changes[i] = changeFor(g.Note(start.Add(time.Duration(i) * time.Second)))
-	}
+	changes := synthChanges(synth.NewGen(synth.NewVocab(20000, 1), 10000), 0, 10000)
 	b.ResetTimer()
 	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
@@ -49,4 +44,15 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// synthChanges is n synthetic notes from g as changes, the i-th written
+// at the i-th second after first seconds past 2025-01-01.
+func synthChanges(g *synth.Gen, first, n int) []Change {
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	changes := make([]Change, n)
+	for i := range changes {
+		changes[i] = changeFor(g.Note(start.Add(time.Duration(first+i) * time.Second)))
+	}
+	return changes
 }
