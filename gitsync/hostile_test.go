@@ -10,12 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // The tests in this file play a hostile hub: objects are written by hand
@@ -538,4 +540,41 @@ func TestOrphanIndexOfAKilledFetchIsRemoved(t *testing.T) {
 		}
 	}
 	a.fsck()
+}
+
+// A link planted where a checkout writes its temporary file (another
+// local user, a tool gone wrong; a sync's commit step refuses a link in
+// the store, but one can appear after it) is removed, not written
+// through, and so is a leftover of a killed checkout: the file the link
+// points at stays as it was and the note is written whole.
+func TestCheckoutTempLinkIsNotFollowed(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symlinks need privileges on Windows")
+	}
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	if err := os.WriteFile(outside, []byte("not the store's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked, left := filepath.Join(dir, "linked.md"), filepath.Join(dir, "left.md")
+	if err := os.Symlink(outside, linked+".anamnesis-tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(left+".anamnesis-tmp", []byte("half a checkout"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{linked, left} {
+		if err := writeWorktreeFile(p, []byte("the note\n"), filemode.Regular, true, nil); err != nil {
+			t.Fatal(err)
+		}
+		if data, err := os.ReadFile(p); err != nil || string(data) != "the note\n" {
+			t.Errorf("%s: %q, %v", p, data, err)
+		}
+		if _, err := os.Lstat(p + ".anamnesis-tmp"); err == nil {
+			t.Errorf("%s.anamnesis-tmp is still there", p)
+		}
+	}
+	if data, err := os.ReadFile(outside); err != nil || string(data) != "not the store's\n" {
+		t.Fatalf("the file the link pointed at: %q, %v", data, err)
+	}
 }

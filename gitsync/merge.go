@@ -550,6 +550,10 @@ func (g *Repo) asCommitted(p string, want entry, tracked bool) error {
 func (g *Repo) writeFiles(objs *objects, paths []string, chs map[string]change) error {
 	perFile := len(paths) <= 64
 	objs.readOrder(paths, func(p string) plumbing.Hash { return chs[p].e.Hash })
+	// Directories made (or found) once per checkout, not stat'ed again for
+	// each of a first sync's 100,000 files; checkClean has already refused
+	// any that is a link.
+	made := map[string]bool{}
 	for _, p := range paths {
 		abs := filepath.Join(g.dir, filepath.FromSlash(p))
 		c := chs[p]
@@ -562,6 +566,12 @@ func (g *Repo) writeFiles(objs *objects, paths []string, chs map[string]change) 
 		data, err := objs.blob(c.e.Hash)
 		if err != nil {
 			return err
+		}
+		if dir := filepath.Dir(abs); !made[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("create %s: %w", dir, err)
+			}
+			made[dir] = true
 		}
 		if err := writeWorktreeFile(abs, data, c.e.Mode, perFile, g.checkoutTemp); err != nil {
 			return err
@@ -621,18 +631,23 @@ func (g *Repo) recordCheckout(paths []string, chs map[string]change, from, to, f
 	return g.saveIndex(idx, newMark)
 }
 
+// writeWorktreeFile writes data to abs, whose directory exists, through
+// a temporary file renamed into place.
 func writeWorktreeFile(abs string, data []byte, mode filemode.FileMode, durable bool, beforeRename func(string)) error {
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(abs), err)
-	}
 	tmp := abs + ".anamnesis-tmp"
-	os.Remove(tmp) // a leftover of a killed sync (or a planted link: removed, not followed)
 	perm := os.FileMode(0o644)
 	if mode == filemode.Executable {
 		perm = 0o755
 	}
-	// O_EXCL: never open through a link that appeared at tmp meanwhile.
+	// O_EXCL: never open through a link at tmp. Something there is a
+	// leftover of a killed sync or a planted link: removed (not followed)
+	// and the open tried once more. Removing first on every file cost a
+	// failed unlink per file of a first sync.
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if errors.Is(err, os.ErrExist) {
+		os.Remove(tmp)
+		f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", abs, err)
 	}
