@@ -546,7 +546,8 @@ func (g *Repo) asCommitted(p string, want entry, tracked bool) error {
 // writeFiles writes and removes the files of a checkout. Files must be
 // on disk before main moves (else a crash could leave a torn file that
 // the next commit would record). Few files: fsync each; many (a first
-// pull): one sync(2) is far cheaper than thousands.
+// pull): one flush of the store's file system (syncfs(2) on Linux,
+// sync(2) on other Unix systems) is far cheaper than thousands.
 func (g *Repo) writeFiles(objs *objects, paths []string, chs map[string]change) error {
 	perFile := len(paths) <= 64
 	objs.readOrder(paths, func(p string) plumbing.Hash { return chs[p].e.Hash })
@@ -577,10 +578,10 @@ func (g *Repo) writeFiles(objs *objects, paths []string, chs map[string]change) 
 			return err
 		}
 	}
-	if perFile || platform.SyncAll() {
+	if perFile || platform.SyncFS(g.dir) {
 		return nil
 	}
-	// No sync(2) here (Windows): flush each file after all.
+	// No file-system flush here (Windows): flush each file after all.
 	for _, p := range paths {
 		if !chs[p].deleted {
 			if err := syncFile(filepath.Join(g.dir, filepath.FromSlash(p))); err != nil {

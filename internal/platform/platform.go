@@ -33,10 +33,12 @@ func Rename(oldpath, newpath string) error { return rename(oldpath, newpath) }
 // owns): nil, or why not.
 func Writable(dir string) error { return writable(dir) }
 
-// SyncAll flushes every file system's dirty data at once (sync(2)) and
-// reports whether it could; where it cannot (Windows), callers must
-// fsync each file they need durable.
-func SyncAll() bool { return syncAll() }
+// SyncFS flushes the dirty data of the file system holding dir at once
+// and reports whether it could; where it cannot (Windows), callers must
+// fsync each file they need durable. On Linux that is syncfs(2), only
+// that file system: sync(2), which other Unix systems fall back to,
+// waits for every mounted one, a stalled network mount included.
+func SyncFS(dir string) bool { return syncFS(dir) }
 
 // UnixModes reports whether file permission bits mean anything here. On
 // Windows only the owner-write bit exists (as the read-only attribute);

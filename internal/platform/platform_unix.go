@@ -64,7 +64,10 @@ func writable(dir string) error {
 	return nil
 }
 
-func syncAll() bool {
+func syncFS(dir string) bool {
+	if syncOne(dir) == nil {
+		return true
+	}
 	syscall.Sync()
 	return true
 }

@@ -45,8 +45,11 @@ func TestWritableRefusesReadOnlyDir(t *testing.T) {
 	}
 }
 
-func TestSyncAll(t *testing.T) {
-	if !SyncAll() {
-		t.Error("sync(2) is available on every Unix")
+func TestSyncFS(t *testing.T) {
+	if !SyncFS(t.TempDir()) {
+		t.Error("syncfs(2) or sync(2) is available on every Unix")
+	}
+	if !SyncFS(filepath.Join(t.TempDir(), "missing")) {
+		t.Error("a directory that cannot be opened falls back to sync(2)")
 	}
 }

@@ -115,4 +115,4 @@ func writable(dir string) error {
 	return nil
 }
 
-func syncAll() bool { return false }
+func syncFS(string) bool { return false }

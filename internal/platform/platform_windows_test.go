@@ -33,8 +33,8 @@ func checkDetached(t *testing.T, pid int, report string) {
 	}
 }
 
-func TestSyncAll(t *testing.T) {
-	if SyncAll() {
+func TestSyncFS(t *testing.T) {
+	if SyncFS(t.TempDir()) {
 		t.Error("Windows has no sync(2); callers must fsync each file")
 	}
 }
