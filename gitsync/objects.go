@@ -196,7 +196,7 @@ func (o *objects) packedWhole(f *os.File, off int64, h plumbing.Hash, t plumbing
 	} else {
 		o.dr.Reset(src)
 	}
-	typ, size, err := readPackedHeader(o.dr)
+	typ, size, err := readObjectHeader(o.dr)
 	if err != nil {
 		return nil, false, fmt.Errorf("read object %s: %w", h, err)
 	}
@@ -298,7 +298,7 @@ func (o *objects) packedSize(f *os.File, off int64) (int64, error) {
 		o.br.Reset(src)
 	}
 	br := o.br
-	typ, sz, err := readPackedHeader(br)
+	typ, sz, err := readObjectHeader(br)
 	if err != nil {
 		return 0, fmt.Errorf("read pack object header: %w", err)
 	}
@@ -325,28 +325,6 @@ func (o *objects) packedSize(f *os.File, off int64) (int64, error) {
 		return 0, fmt.Errorf("read delta header: %w", err)
 	}
 	return deltaTargetSize(first[:n])
-}
-
-// readPackedHeader reads a pack object's type and size (for a delta, the
-// size of the delta data) from its first bytes.
-func readPackedHeader(br *bufio.Reader) (plumbing.ObjectType, int64, error) {
-	b, err := br.ReadByte()
-	if err != nil {
-		return 0, 0, err
-	}
-	typ := plumbing.ObjectType((b >> 4) & 7)
-	sz, shift := int64(b&15), uint(4)
-	for b&0x80 != 0 {
-		if shift > 56 {
-			return 0, 0, fmt.Errorf("%w: an object size over 64 bits", errMalformedPack)
-		}
-		if b, err = br.ReadByte(); err != nil {
-			return 0, 0, err
-		}
-		sz |= int64(b&0x7f) << shift
-		shift += 7
-	}
-	return typ, sz, nil
 }
 
 // checkBlobSize refuses the file at p of commit c when its blob is over

@@ -443,8 +443,9 @@ func madeName(t plumbing.ObjectType) string {
 }
 
 // readObjectHeader reads an object's type and inflated size (for a
-// delta, the size of the delta data).
-func readObjectHeader(pr *packReader) (plumbing.ObjectType, int64, error) {
+// delta, the size of the delta data): of an incoming pack as it is
+// scanned, or of one on disk (objects.go).
+func readObjectHeader(pr io.ByteReader) (plumbing.ObjectType, int64, error) {
 	b, err := pr.ReadByte()
 	if err != nil {
 		return 0, 0, unexpected(err)
