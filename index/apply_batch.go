@@ -179,26 +179,24 @@ func moveDFSQL(n int) string {
 }
 
 func dropDFSQL(n int) string {
-	return `DELETE FROM index_df WHERE term IN (` + strings.Repeat("?, ", n-1) + `?) AND df <= 0`
+	return `DELETE FROM index_df WHERE term IN (` + params(n) + `) AND df <= 0`
 }
 
 // placeholders is rows groups of cols parameters for a VALUES list:
 // "(?, ?), (?, ?)".
 func placeholders(rows, cols int) string {
-	var b strings.Builder
-	b.Grow(rows * (3*cols + 2))
-	for r := 0; r < rows; r++ {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := 0; c < cols; c++ {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('?')
-		}
-		b.WriteByte(')')
+	if rows < 1 {
+		return ""
 	}
-	return b.String()
+	group := "(" + params(cols) + ")"
+	return strings.Repeat(group+", ", rows-1) + group
+}
+
+// params is n parameters for an IN list or a VALUES row: "?, ?, ?"
+// (n >= 1; callers with nothing to ask return before).
+func params(n int) string {
+	if n < 1 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
 }

@@ -262,7 +262,7 @@ func (ix *Index) ConflictCopiesOf(ctx context.Context, ids []string) (map[string
 	case len(ids) == 0:
 		return out, nil
 	default:
-		q += ` WHERE conflict_of IN (` + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + `)`
+		q += ` WHERE conflict_of IN (` + params(len(ids)) + `)`
 		for i, id := range ids {
 			args[i] = id
 		}
@@ -376,7 +376,7 @@ func (ix *Index) pairsOf(ctx context.Context, q string, ids []string) (map[strin
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		rows, err := ix.db.QueryContext(ctx, fmt.Sprintf(q, strings.TrimSuffix(strings.Repeat("?,", n), ",")), args...)
+		rows, err := ix.db.QueryContext(ctx, fmt.Sprintf(q, params(n)), args...)
 		if err != nil {
 			return nil, ix.wrap("read", err)
 		}

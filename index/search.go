@@ -91,7 +91,7 @@ func (f Filter) where(clauses []string, args []any) ([]string, []any) {
 		clauses, args = append(clauses, "m.machine_id = ?"), append(args, f.MachineID)
 	}
 	if len(f.Types) > 0 {
-		clauses = append(clauses, "m.type IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Types)), ",")+")")
+		clauses = append(clauses, "m.type IN ("+params(len(f.Types))+")")
 		for _, t := range f.Types {
 			args = append(args, t)
 		}
@@ -206,7 +206,7 @@ func (ix *Index) load(ctx context.Context, tx *sql.Tx, rowids []int64) ([]Hit, [
 	if len(rowids) == 0 {
 		return []Hit{}, nil, nil
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(rowids)), ",")
+	ph := params(len(rowids))
 	args := make([]any, len(rowids))
 	for i, r := range rowids {
 		args[i] = r
