@@ -10,10 +10,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/index"
+	"github.com/anamnesis-memory/anamnesis/internal/parallel"
 	"github.com/anamnesis-memory/anamnesis/internal/textfmt"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
@@ -102,30 +102,9 @@ func (s *Store) walkAll(ctx context.Context, fn func(note.Tree, note.Entry) erro
 // order of the input.
 func (s *Store) readChanges(ctx context.Context, files []located) ([]index.Change, error) {
 	out := make([]index.Change, len(files))
-	workers := runtime.GOMAXPROCS(0)
-	if workers > len(files) {
-		workers = len(files)
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i] = s.readChange(files[i].tree, files[i].rel)
-			}
-		}()
-	}
-	var err error
-	for i := range files {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	err := parallel.For(ctx, len(files), runtime.GOMAXPROCS(0), func(i int) {
+		out[i] = s.readChange(files[i].tree, files[i].rel)
+	})
 	return out, err
 }
 

@@ -9,14 +9,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	gitindex "github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/anamnesis-memory/anamnesis/internal/parallel"
 )
 
 // Temporary files of in-flight atomic writes; never committed.
@@ -307,35 +307,12 @@ func (g *Repo) statAll(ctx context.Context, paths []string) ([]statResult, error
 	one := func(i int) {
 		out[i].wf, out[i].err = statFile(filepath.Join(g.dir, filepath.FromSlash(paths[i])))
 	}
-	workers := min(runtime.GOMAXPROCS(0), 8, len(paths)/1024+1)
-	if workers <= 1 {
-		for i := range paths {
-			if i%256 == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-			one(i)
-		}
-		return out, nil
+	// One goroutine below a few thousand paths: a commit of one note
+	// stats a handful.
+	if err := parallel.For(ctx, len(paths), min(8, len(paths)/1024+1), one); err != nil {
+		return nil, err
 	}
-	var wg sync.WaitGroup
-	chunk := (len(paths) + workers - 1) / workers
-	for w := range workers {
-		lo, hi := w*chunk, min((w+1)*chunk, len(paths))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				if i%256 == 0 && ctx.Err() != nil {
-					return
-				}
-				one(i)
-			}
-		}()
-	}
-	wg.Wait()
-	return out, ctx.Err()
+	return out, nil
 }
 
 // worktreePaths lists every file under the worktree except .git and

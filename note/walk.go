@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"github.com/anamnesis-memory/anamnesis/internal/parallel"
 )
 
 // Entry is one candidate note file found by Walk.
@@ -116,7 +116,7 @@ func (t Tree) list(ctx context.Context, afterList func()) ([]Entry, error) {
 			chunks = append(chunks, &td.chunks[i])
 		}
 	}
-	if err := inParallel(ctx, len(chunks), func(i int) { chunks[i].stat() }); err != nil {
+	if err := parallel.For(ctx, len(chunks), runtime.GOMAXPROCS(0), func(i int) { chunks[i].stat() }); err != nil {
 		return nil, fmt.Errorf("walk %s: %w", t.Root, err)
 	}
 	entries, err := compact(dirs)
@@ -204,7 +204,7 @@ func (t Tree) listTypeDirs(ctx context.Context) ([]*typeDir, error) {
 		}
 	}
 	slices.SortFunc(dirs, func(a, b *typeDir) int { return strings.Compare(a.typ, b.typ) })
-	if err := inParallel(ctx, len(dirs), func(i int) { dirs[i].err = dirs[i].readNames(root) }); err != nil {
+	if err := parallel.For(ctx, len(dirs), runtime.GOMAXPROCS(0), func(i int) { dirs[i].err = dirs[i].readNames(root) }); err != nil {
 		return dirs, err
 	}
 	// A directory that went away (or became a link) since the root was
@@ -236,25 +236,4 @@ func (td *typeDir) readNames(root *walkDir) error {
 	slices.Sort(notes)
 	td.names = notes
 	return nil
-}
-
-// inParallel runs do(0) … do(n-1) on up to GOMAXPROCS goroutines and
-// returns ctx's error if it ended first (some calls were then not made).
-func inParallel(ctx context.Context, n int, do func(i int)) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
-	return ctx.Err()
 }
