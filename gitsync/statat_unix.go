@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"golang.org/x/sys/unix"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // worktreeStatter is statFile for many paths below one root: each one is
@@ -34,7 +36,7 @@ func (s *worktreeStatter) close() { unix.Close(s.fd) }
 // stat is statFile of rel (forward slashes, below the root).
 func (s *worktreeStatter) stat(rel string) (worktreeFile, error) {
 	var st unix.Stat_t
-	if err := unix.Fstatat(s.fd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := platform.IgnoringEINTR(func() error { return unix.Fstatat(s.fd, rel, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
 		return worktreeFile{}, &fs.PathError{Op: "lstat", Path: s.root + "/" + rel, Err: err}
 	}
 	wf := worktreeFile{mode: filemode.Regular, size: st.Size, mtime: time.Unix(int64(st.Mtim.Sec), int64(st.Mtim.Nsec))}

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/anamnesis-memory/anamnesis/internal/platform"
 )
 
 // walkDir is a directory open for a walk: f reads its names, fd is what
@@ -19,8 +21,10 @@ type walkDir struct {
 }
 
 func openWalkRoot(path string) (*walkDir, error) {
-	fd, err := retryEINTR(func() (int, error) {
-		return unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	var fd int
+	err := platform.IgnoringEINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
 	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -33,8 +37,10 @@ func openWalkRoot(path string) (*walkDir, error) {
 // that is no longer a directory is errGone.
 func (d *walkDir) openTypeDir(typ string) (*walkDir, error) {
 	p := d.path + "/" + typ
-	fd, err := retryEINTR(func() (int, error) {
-		return unix.Openat(d.fd, typ, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	var fd int
+	err := platform.IgnoringEINTR(func() (err error) {
+		fd, err = unix.Openat(d.fd, typ, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
 	})
 	switch {
 	case errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP):
@@ -54,7 +60,7 @@ type walkStat struct {
 // lstat is lstat of the file name in d, looked up from d's descriptor.
 func (d *walkDir) lstat(name string) (walkStat, error) {
 	var st unix.Stat_t
-	_, err := retryEINTR(func() (int, error) { return 0, unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
+	err := platform.IgnoringEINTR(func() error { return unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) })
 	if err != nil {
 		return walkStat{}, &fs.PathError{Op: "lstat", Path: d.path + "/" + name, Err: err}
 	}
@@ -64,16 +70,5 @@ func (d *walkDir) lstat(name string) (walkStat, error) {
 func (d *walkDir) close() {
 	if d != nil {
 		d.f.Close()
-	}
-}
-
-// retryEINTR repeats a system call a signal interrupted, as package os
-// does for its own.
-func retryEINTR(call func() (int, error)) (int, error) {
-	for {
-		n, err := call()
-		if !errors.Is(err, unix.EINTR) {
-			return n, err
-		}
 	}
 }

@@ -18,31 +18,33 @@ func tryLock(f *os.File, exclusive bool) error {
 	if exclusive {
 		how = unix.LOCK_EX
 	}
-	for {
-		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EWOULDBLOCK):
-			return ErrLocked
-		default:
-			return fmt.Errorf("flock %s: %w", f.Name(), err)
-		}
+	err := IgnoringEINTR(func() error { return unix.Flock(int(f.Fd()), how|unix.LOCK_NB) })
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return ErrLocked
+	default:
+		return fmt.Errorf("flock %s: %w", f.Name(), err)
 	}
 }
 
 func lock(f *os.File) error {
+	if err := IgnoringEINTR(func() error { return unix.Flock(int(f.Fd()), unix.LOCK_EX) }); err != nil {
+		return fmt.Errorf("flock %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// IgnoringEINTR calls call again while a signal interrupts it (EINTR),
+// as package os does for the system calls it makes: the Go runtime's own
+// signals can interrupt a slow one (a lock, a lookup on a network file
+// system).
+func IgnoringEINTR(call func() error) error {
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if errors.Is(err, unix.EINTR) {
-			continue
+		if err := call(); !errors.Is(err, unix.EINTR) {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("flock %s: %w", f.Name(), err)
-		}
-		return nil
 	}
 }
 

@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,5 +52,24 @@ func TestSyncFS(t *testing.T) {
 	}
 	if !SyncFS(filepath.Join(t.TempDir(), "missing")) {
 		t.Error("a directory that cannot be opened falls back to sync(2)")
+	}
+}
+
+// A call a signal interrupted is made again; any other answer is final.
+func TestIgnoringEINTR(t *testing.T) {
+	calls := 0
+	err := IgnoringEINTR(func() error {
+		calls++
+		if calls < 3 {
+			return unix.EINTR
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Errorf("after two interruptions: %v, %d calls", err, calls)
+	}
+	calls = 0
+	if err := IgnoringEINTR(func() error { calls++; return unix.ENOENT }); !errors.Is(err, unix.ENOENT) || calls != 1 {
+		t.Errorf("another error: %v, %d calls", err, calls)
 	}
 }
