@@ -87,17 +87,8 @@ func dbGen(t *testing.T, ix *Index, model string) int64 {
 func TestVectorFileFollowsPuts(t *testing.T) {
 	ix := openTemp(t)
 	const d = 32
-	var notes []*note.Note
-	for i := 0; i < 203; i++ {
-		notes = append(notes, mk("semantic", fmt.Sprintf("note %d", i), fmt.Sprintf("body %d", i)))
-	}
-	var changes []Change
-	for _, n := range notes {
-		changes = append(changes, Change{File: File{Path: note.TreeDir(n.Scope) + "/" + n.RelPath(), Size: 1, MtimeNS: 1, Hash: "h"}, Note: n})
-	}
-	if _, err := ix.Apply(ctx, changes); err != nil {
-		t.Fatal(err)
-	}
+	notes := numberedNotes(203)
+	applyNotes(t, ix, notes)
 	var first os.FileInfo
 	for start := 0; start < len(notes); start += 13 { // batches that leave blocks part full
 		vecs := map[string][]float32{}
@@ -146,10 +137,7 @@ func TestVectorFileFollowsPuts(t *testing.T) {
 // written anew.
 func TestVectorFileDamagedIsRebuilt(t *testing.T) {
 	const d = 24
-	var notes []*note.Note
-	for i := 0; i < 100; i++ {
-		notes = append(notes, mk("semantic", fmt.Sprintf("note %d", i), fmt.Sprintf("body %d", i)))
-	}
+	notes := numberedNotes(100)
 	q := unitVec(777, d)
 	want := exactRanking(notes, q, d, 10)
 	bs := vfBlockSize(d)
@@ -402,10 +390,7 @@ func TestVectorFileUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	const d = 16
-	var notes []*note.Note
-	for i := 0; i < 40; i++ {
-		notes = append(notes, mk("semantic", fmt.Sprintf("note %d", i), fmt.Sprintf("body %d", i)))
-	}
+	notes := numberedNotes(40)
 	putNotes(t, ix, "m", notes[:20], d)
 	vecs := map[string][]float32{}
 	var changes []Change

@@ -29,17 +29,33 @@ func unitVec(seed int64, d int) []float32 {
 }
 
 // putNotes indexes notes and gives each the vector of its position.
-func putNotes(t *testing.T, ix *Index, model string, notes []*note.Note, d int) {
+// applyNotes indexes notes (file stat data made up).
+func applyNotes(t *testing.T, ix *Index, notes []*note.Note) {
 	t.Helper()
-	vecs := map[string][]float32{}
 	var changes []Change
-	for i, n := range notes {
-		p := note.TreeDir(n.Scope) + "/" + n.RelPath()
-		changes = append(changes, Change{File: File{Path: p, Size: 1, MtimeNS: 1, Hash: "h"}, Note: n})
-		vecs[EmbedHash(n.Title, n.Body, n.Tags)] = unitVec(int64(i), d)
+	for _, n := range notes {
+		changes = append(changes, Change{File: File{Path: note.TreeDir(n.Scope) + "/" + n.RelPath(), Size: 1, MtimeNS: 1, Hash: "h"}, Note: n})
 	}
 	if _, err := ix.Apply(ctx, changes); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// numberedNotes is n semantic notes titled "note i" with body "body i".
+func numberedNotes(n int) []*note.Note {
+	notes := make([]*note.Note, n)
+	for i := range notes {
+		notes[i] = mk("semantic", fmt.Sprintf("note %d", i), fmt.Sprintf("body %d", i))
+	}
+	return notes
+}
+
+func putNotes(t *testing.T, ix *Index, model string, notes []*note.Note, d int) {
+	t.Helper()
+	applyNotes(t, ix, notes)
+	vecs := map[string][]float32{}
+	for i, n := range notes {
+		vecs[EmbedHash(n.Title, n.Body, n.Tags)] = unitVec(int64(i), d)
 	}
 	if err := ix.PutVectors(ctx, model, vecs); err != nil {
 		t.Fatal(err)
@@ -49,10 +65,7 @@ func putNotes(t *testing.T, ix *Index, model string, notes []*note.Note, d int) 
 func TestNearestVectorsIsTheExactRanking(t *testing.T) {
 	ix := openTemp(t)
 	const d = 24
-	var notes []*note.Note
-	for i := 0; i < 300; i++ {
-		notes = append(notes, mk("semantic", fmt.Sprintf("note %d", i), fmt.Sprintf("body %d", i)))
-	}
+	notes := numberedNotes(300)
 	putNotes(t, ix, "m", notes, d)
 	q := unitVec(1000, d)
 	hits, cos, err := ix.NearestVectors(ctx, "m", q, Filter{}, 10)
