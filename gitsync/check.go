@@ -775,7 +775,7 @@ func (g *Repo) removeOrphanPackFiles() {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
-		case strings.HasPrefix(name, "tmp_pack_") || strings.HasPrefix(name, "tmp_idx_"):
+		case strings.HasPrefix(name, "tmp_pack_") || strings.HasPrefix(name, "tmp_idx_") || strings.HasPrefix(name, "tmp_spool_"):
 			os.Remove(filepath.Join(dir, name))
 		case strings.HasSuffix(name, ".idx") || strings.HasSuffix(name, ".rev"):
 			if !packs[strings.TrimSuffix(strings.TrimSuffix(name, ".idx"), ".rev")] {

@@ -2,11 +2,15 @@ package gitsync
 
 import (
 	"compress/zlib"
+	"crypto/sha1"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -57,9 +61,11 @@ const (
 	MaxCommitBytes = 1 << 20
 
 	// MaxPackInflatedBytes bounds the sum of the objects' sizes in one
-	// pack: each object within its bound, a pack of a million 1 MiB
-	// blobs of zeros is still a terabyte to inflate (twice over, in
-	// go-git). The 100,000-note store is 140 MB inflated.
+	// pack (a delta counts its own data and the object it makes): each
+	// object within its bound, a pack of a million 1 MiB blobs of zeros,
+	// or of deltas copying one, is still a terabyte to inflate. The
+	// 100,000-note store is 140 MB inflated. It also bounds the work of
+	// making delta bases again while a pack is indexed (packIndexer).
 	MaxPackInflatedBytes = 4 << 30
 
 	// ProgressOnlyTimeout is how long a remote's progress messages
@@ -150,12 +156,53 @@ type packReader struct {
 	max   int64
 	off   int64 // bytes consumed by the scanner: the offset in the pack
 	err   error
+	// When a pack is indexed, what the scanner consumed is summed for
+	// the pack's checksum and each object's CRC-32, lazily: buf[mark:r]
+	// is consumed and not summed yet (a byte at a time would cost more
+	// than inflating).
+	sum  hash.Hash // nil: not summing
+	crc  uint32
+	mark int
+}
+
+// account adds what was consumed since the last call to the sums.
+func (p *packReader) account() {
+	if p.sum != nil && p.r > p.mark {
+		b := p.buf[p.mark:p.r]
+		p.sum.Write(b)
+		p.crc = crc32.Update(p.crc, crc32.IEEETable, b)
+	}
+	p.mark = p.r
+}
+
+// startCRC starts the CRC-32 of an object at the next byte.
+func (p *packReader) startCRC() {
+	p.account()
+	p.crc = 0
+}
+
+// endCRC is the CRC-32 of what was consumed since startCRC.
+func (p *packReader) endCRC() uint32 {
+	p.account()
+	return p.crc
+}
+
+// packSum ends the pack's checksum (before its trailer): nothing read
+// after this is summed.
+func (p *packReader) packSum() (s plumbing.Hash) {
+	p.account()
+	if p.sum != nil {
+		copy(s[:], p.sum.Sum(nil))
+		p.sum = nil
+	}
+	return s
 }
 
 func (p *packReader) fill() error {
 	if p.err != nil {
 		return p.err
 	}
+	p.account()
 	for {
 		n, err := p.src.Read(p.buf)
 		if n > 0 {
@@ -168,7 +215,7 @@ func (p *packReader) fill() error {
 				p.err = fmt.Errorf("spool the pack: %w", werr)
 				return p.err
 			}
-			p.r, p.w = 0, n
+			p.r, p.w, p.mark = 0, n, 0
 			return nil
 		}
 		if err != nil {
@@ -243,8 +290,30 @@ type packScan struct {
 // allocated by a size or count the pack claims. baseType finds the type
 // of a ref-delta's base outside the pack (nil: none known).
 func scanPack(src io.Reader, spool io.Writer, lim packLimits, baseType func(plumbing.Hash) (plumbing.ObjectType, bool)) (packScan, error) {
-	s := &packScanner{pr: &packReader{src: src, spool: spool, buf: make([]byte, 64<<10), max: lim.bytes},
-		lim: lim, baseType: baseType, scratch: make([]byte, 32<<10)}
+	s := newPackScanner(src, spool, lim)
+	s.baseType = baseType
+	return s.scan()
+}
+
+// indexPack scans a pack as scanPack does and also names its objects
+// for an index (ix): each object is then inflated whole, within its
+// bound, and a delta's object made from its base, which must be earlier
+// in the pack (we never ask for thin packs, and go-git refused their
+// deltas too). It returns the pack's checksum, verified.
+func indexPack(src io.Reader, spool io.Writer, lim packLimits, ix *packIndexer) (packScan, plumbing.Hash, error) {
+	s := newPackScanner(src, spool, lim)
+	s.ix = ix
+	s.pr.sum = sha1.New()
+	res, err := s.scan()
+	return res, s.sum, err
+}
+
+func newPackScanner(src io.Reader, spool io.Writer, lim packLimits) *packScanner {
+	return &packScanner{pr: &packReader{src: src, spool: spool, buf: make([]byte, 64<<10), max: lim.bytes},
+		lim: lim, scratch: make([]byte, 32<<10)}
+}
+
+func (s *packScanner) scan() (packScan, error) {
 	count, err := s.header()
 	if err != nil {
 		return s.res, err
@@ -263,7 +332,9 @@ type packScanner struct {
 	pr       *packReader
 	lim      packLimits
 	baseType func(plumbing.Hash) (plumbing.ObjectType, bool)
+	ix       *packIndexer // nil: check only
 	res      packScan
+	sum      plumbing.Hash // the pack's checksum, when summed
 	// Offsets only grow, so the types of earlier objects are two sorted
 	// slices, grown by append as objects arrive (never by the count).
 	offsets []int64
@@ -292,23 +363,22 @@ func (s *packScanner) header() (uint32, error) {
 	return count, nil
 }
 
-func (s *packScanner) typeAt(off int64) (plumbing.ObjectType, bool) {
+// indexAt is the index of the object at offset off.
+func (s *packScanner) indexAt(off int64) (int, bool) {
 	i := sort.Search(len(s.offsets), func(i int) bool { return s.offsets[i] >= off })
-	if i < len(s.offsets) && s.offsets[i] == off {
-		return s.types[i], true
-	}
-	return plumbing.InvalidObject, false
+	return i, i < len(s.offsets) && s.offsets[i] == off
 }
 
 // object checks object i (from 1): its header, then its data inflated
-// in pieces.
+// in pieces (whole, when it is indexed).
 func (s *packScanner) object(i uint32) error {
+	s.pr.startCRC()
 	start := s.pr.off
 	typ, sz, err := readObjectHeader(s.pr)
 	if err != nil {
 		return err
 	}
-	made, err := s.madeType(i, typ, start)
+	base, made, err := s.madeType(i, typ, start)
 	if err != nil {
 		return err
 	}
@@ -324,8 +394,14 @@ func (s *packScanner) object(i uint32) error {
 	if s.res.inflated > s.lim.inflated {
 		return boundErrorf("the pack's objects add up to over %s inflated, the bound for one fetch", size(s.lim.inflated))
 	}
-	if err := s.inflate(i, typ, sz, made, limit, what); err != nil {
+	data, err := s.inflate(i, typ, sz, made, limit, what)
+	if err != nil {
 		return err
+	}
+	if s.ix != nil {
+		if err := s.ix.add(i, start, s.pr.endCRC(), typ, made, base, data); err != nil {
+			return err
+		}
 	}
 	s.offsets = append(s.offsets, start)
 	s.types = append(s.types, made)
@@ -334,43 +410,52 @@ func (s *packScanner) object(i uint32) error {
 }
 
 // madeType is the type of what object i makes: its own, or a delta's
-// base's (AnyObject when the base is outside the pack and unknown).
-func (s *packScanner) madeType(i uint32, typ plumbing.ObjectType, start int64) (plumbing.ObjectType, error) {
+// base's (AnyObject when the base is outside the pack and unknown), and
+// the index of a delta's base in the pack (-1: none, or not known).
+func (s *packScanner) madeType(i uint32, typ plumbing.ObjectType, start int64) (int, plumbing.ObjectType, error) {
 	switch typ {
 	case plumbing.OFSDeltaObject:
 		rel, err := readOffset(s.pr)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if rel <= 0 || rel > start {
-			return 0, fmt.Errorf("%w: object %d points outside the pack", errMalformedPack, i)
+			return 0, 0, fmt.Errorf("%w: object %d points outside the pack", errMalformedPack, i)
 		}
-		t, ok := s.typeAt(start - rel)
+		j, ok := s.indexAt(start - rel)
 		if !ok {
-			return 0, fmt.Errorf("%w: object %d's base is not an object", errMalformedPack, i)
+			return 0, 0, fmt.Errorf("%w: object %d's base is not an object", errMalformedPack, i)
 		}
-		return t, nil
+		return j, s.types[j], nil
 	case plumbing.REFDeltaObject:
 		var h plumbing.Hash
 		if err := s.pr.full(h[:]); err != nil {
-			return 0, err
+			return 0, 0, err
+		}
+		if s.ix != nil {
+			j, ok := s.ix.find(h)
+			if !ok {
+				return 0, 0, fmt.Errorf("%w: object %d is a delta of %s, which is not earlier in the pack", errMalformedPack, i, h)
+			}
+			return j, s.types[j], nil
 		}
 		if s.baseType != nil {
 			if t, ok := s.baseType(h); ok {
-				return t, nil
+				return -1, t, nil
 			}
 		}
-		return plumbing.AnyObject, nil
+		return -1, plumbing.AnyObject, nil
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-		return typ, nil
+		return -1, typ, nil
 	}
-	return 0, fmt.Errorf("%w: object %d has type %d", errMalformedPack, i, typ)
+	return 0, 0, fmt.Errorf("%w: object %d has type %d", errMalformedPack, i, typ)
 }
 
 // inflate reads object i's zlib stream of sz bytes in pieces; a delta's
 // first bytes (the sizes of its base and target) are checked before the
-// rest is inflated.
-func (s *packScanner) inflate(i uint32, typ plumbing.ObjectType, sz int64, made plumbing.ObjectType, limit int64, what string) error {
+// rest is inflated. When the pack is indexed it returns the data whole
+// (grown as it arrives, never past sz).
+func (s *packScanner) inflate(i uint32, typ plumbing.ObjectType, sz int64, made plumbing.ObjectType, limit int64, what string) ([]byte, error) {
 	var err error
 	if s.zr == nil {
 		s.zr, err = zlib.NewReader(s.pr)
@@ -378,48 +463,73 @@ func (s *packScanner) inflate(i uint32, typ plumbing.ObjectType, sz int64, made 
 		err = s.zr.(zlib.Resetter).Reset(s.pr, nil)
 	}
 	if err != nil {
-		return s.pr.objectErr(i, err)
+		return nil, s.pr.objectErr(i, err)
 	}
 	first := s.scratch[:min(sz, int64(len(s.scratch)))]
 	if _, err := io.ReadFull(s.zr, first); err != nil {
-		return s.pr.objectErr(i, err)
+		return nil, s.pr.objectErr(i, err)
 	}
 	if typ.IsDelta() {
 		target, err := deltaTargetSize(first)
 		if err != nil {
-			return fmt.Errorf("%w: object %d: %v", errMalformedPack, i, err)
+			return nil, fmt.Errorf("%w: object %d: %v", errMalformedPack, i, err)
 		}
 		if target > limit {
-			return boundErrorf("object %d of the pack is a delta that makes a %s of %s, over the %s %s", i, madeName(made), size(target), size(limit), what)
+			return nil, boundErrorf("object %d of the pack is a delta that makes a %s of %s, over the %s %s", i, madeName(made), size(target), size(limit), what)
 		}
+		// What a delta makes is inflated too (by the indexer, by
+		// go-git): a few bytes of copies make a whole object each.
+		s.res.inflated += target
+		if s.res.inflated > s.lim.inflated {
+			return nil, boundErrorf("the pack's objects add up to over %s inflated, the bound for one fetch", size(s.lim.inflated))
+		}
+	}
+	var data []byte
+	if s.ix != nil {
+		data = append(make([]byte, 0, min(sz, 1<<20)), first...)
 	}
 	got := int64(len(first))
 	for {
-		n, err := s.zr.Read(s.scratch)
+		buf := s.scratch
+		if data != nil && got < sz {
+			if len(data) == cap(data) {
+				data = slices.Grow(data, int(min(sz-got, int64(len(data)))))
+			}
+			buf = data[len(data):cap(data)]
+		}
+		n, err := s.zr.Read(buf)
 		got += int64(n)
 		if got > sz {
-			return boundErrorf("object %d of the pack inflates past the %s its header gives", i, size(sz))
+			return nil, boundErrorf("object %d of the pack inflates past the %s its header gives", i, size(sz))
+		}
+		if data != nil {
+			data = data[:len(data)+n]
 		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return s.pr.objectErr(i, err)
+			return nil, s.pr.objectErr(i, err)
 		}
 	}
 	if got != sz {
-		return fmt.Errorf("%w: object %d is %d bytes, its header says %d", errMalformedPack, i, got, sz)
+		return nil, fmt.Errorf("%w: object %d is %d bytes, its header says %d", errMalformedPack, i, got, sz)
 	}
-	return nil
+	return data, nil
 }
 
 // trailer reads the pack's checksum and refuses anything after it: a
 // remote that keeps sending is cut here rather than when the byte bound
 // is reached.
 func (s *packScanner) trailer() error {
-	var sum [20]byte
+	var sum plumbing.Hash
+	summed := s.pr.sum != nil
+	s.sum = s.pr.packSum()
 	if err := s.pr.full(sum[:]); err != nil {
 		return err
+	}
+	if summed && sum != s.sum {
+		return fmt.Errorf("%w: its checksum is %s, its content sums to %s", errMalformedPack, sum, s.sum)
 	}
 	s.res.bytes = s.pr.off
 	if s.pr.r != s.pr.w {
@@ -471,7 +581,7 @@ func readObjectHeader(pr io.ByteReader) (plumbing.ObjectType, int64, error) {
 
 // readOffset reads an ofs-delta's distance back to its base (git's
 // encoding: each continuation adds one before shifting).
-func readOffset(pr *packReader) (int64, error) {
+func readOffset(pr io.ByteReader) (int64, error) {
 	b, err := pr.ReadByte()
 	if err != nil {
 		return 0, unexpected(err)
@@ -520,18 +630,28 @@ func size(n int64) string {
 }
 
 // storePack checks the pack in r against lim while spooling it to a
-// file next to the repository's packs, and hands it to go-git only once
-// all of it has passed: go-git's pack writer leaves its temporary pack
-// behind when the stream breaks off, and a pack cut at a bound would
-// otherwise leave one per attempt. data is told of each block read from
-// r (pack data, what the progress-only bound watches).
-func storePack(st storage.Storer, r io.Reader, lim packLimits, data func()) error {
+// file next to the repository's packs, and stores it into to only once
+// all of it has passed (a pack cut at a bound leaves nothing behind but
+// the spool, removed). In a repository on disk the scan also names the
+// objects, and the spool becomes the pack beside the index written from
+// those names; any other storage gets the checked pack through go-git's
+// parser. data is told of each block read from r (pack data, what the
+// progress-only bound watches).
+func storePack(to fetchTarget, r io.Reader, lim packLimits, data func()) error {
+	src := touchReader{r, data}
+	if to.packs != "" {
+		var keep func(plumbing.Hash, []byte)
+		if to.trees != nil {
+			keep = to.trees.put
+		}
+		return storeIndexedPack(to.st, to.packs, src, lim, keep)
+	}
+	st := to.st
 	f, remove, err := spoolFile(st)
 	if err != nil {
 		return fmt.Errorf("spool the pack: %w", err)
 	}
 	defer remove()
-	src := touchReader{r, data}
 	if _, err := scanPack(src, f, lim, func(h plumbing.Hash) (plumbing.ObjectType, bool) {
 		o, err := st.EncodedObject(plumbing.AnyObject, h)
 		if err != nil {
@@ -545,6 +665,37 @@ func storePack(st storage.Storer, r io.Reader, lim packLimits, data func()) erro
 		return fmt.Errorf("spool the pack: %w", err)
 	}
 	return packfile.UpdateObjectStorage(st, touchReader{f, data})
+}
+
+// storeIndexedPack spools, checks and indexes a pack into dir, then
+// makes st see it.
+func storeIndexedPack(st storage.Storer, dir string, src io.Reader, lim packLimits, keepTree func(plumbing.Hash, []byte)) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("spool the pack: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "tmp_spool_")
+	if err != nil {
+		return fmt.Errorf("spool the pack: %w", err)
+	}
+	defer func() {
+		f.Close()
+		os.Remove(f.Name())
+	}()
+	ix := newPackIndexer(f, lim, keepTree)
+	res, sum, err := indexPack(src, f, lim, ix)
+	if err != nil {
+		return err
+	}
+	if res.objects == 0 {
+		return nil
+	}
+	if err := ix.installPack(dir, f, sum); err != nil {
+		return err
+	}
+	if r, ok := st.(interface{ Reindex() }); ok {
+		r.Reindex()
+	}
+	return nil
 }
 
 // touchReader tells fn of each read that brought data.

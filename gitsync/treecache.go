@@ -13,11 +13,14 @@ import (
 // big directories and the root, so the second diff inflates nothing.
 const treeCacheBytes = 24 << 20
 
-// treeCache keeps the content of recently read tree objects. An object's
+// treeCache keeps the content of recently read tree objects (a Repo's;
+// a pack's indexer keeps its delta bases, of any type, in one of its
+// own). An object's
 // content never changes under its hash, so an entry is never stale; the
 // cache only bounds how many bytes it holds, dropping the oldest first.
 // Safe for concurrent use (a Dirty check runs beside a commit).
 type treeCache struct {
+	limit int // bytes kept; 0 is treeCacheBytes
 	mu    sync.Mutex
 	trees map[plumbing.Hash][]byte
 	order []plumbing.Hash // insertion order, oldest first
@@ -35,7 +38,11 @@ func (c *treeCache) get(h plumbing.Hash) ([]byte, bool) {
 // put keeps tree h's content, dropping the oldest trees past the bound.
 // A tree larger than the whole bound is not kept.
 func (c *treeCache) put(h plumbing.Hash, data []byte) {
-	if len(data) > treeCacheBytes {
+	limit := c.limit
+	if limit == 0 {
+		limit = treeCacheBytes
+	}
+	if len(data) > limit {
 		return
 	}
 	c.mu.Lock()
@@ -46,7 +53,7 @@ func (c *treeCache) put(h plumbing.Hash, data []byte) {
 	if c.trees == nil {
 		c.trees = map[plumbing.Hash][]byte{}
 	}
-	for c.bytes+len(data) > treeCacheBytes && len(c.order) > 0 {
+	for c.bytes+len(data) > limit && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
 		c.bytes -= len(c.trees[old])

@@ -374,11 +374,23 @@ func (wr *wire) listRefs(ctx context.Context, auth transport.AuthMethod) (advert
 	return readAdvert(ar)
 }
 
+// fetchTarget is where a fetch stores what it brings.
+type fetchTarget struct {
+	st storage.Storer
+	// packs is st's objects/pack on disk: the pack is indexed and
+	// stored there by us. Empty: go-git's parser stores it in st.
+	packs string
+	// trees is told of the pack's trees, which the merge that follows
+	// reads (nil: not kept).
+	trees *treeCache
+}
+
 // fetchBranch fetches the branch choose picks from the advertisement
-// into st's objects and returns the branch, its hash (zero when the hub
-// has no such branch yet) and whether objects were transferred.
-func (wr *wire) fetchBranch(ctx context.Context, st storage.Storer, auth transport.AuthMethod,
+// into to and returns the branch, its hash (zero when the hub has no
+// such branch yet) and whether objects were transferred.
+func (wr *wire) fetchBranch(ctx context.Context, to fetchTarget, auth transport.AuthMethod,
 	choose func(advert) string) (branch string, head plumbing.Hash, fetched bool, err error) {
+	st := to.st
 	sess, err := wr.tr.NewUploadPackSession(wr.ep, auth)
 	if err != nil {
 		return "", plumbing.ZeroHash, false, err
@@ -429,7 +441,7 @@ func (wr *wire) fetchBranch(ctx context.Context, st storage.Storer, auth transpo
 		d.Progress = progressWriter{w: wr.watch}
 		r = d
 	}
-	if err := storePack(st, r, defaultPackLimits(wr.watch.bounds), wr.watch.touchData); err != nil {
+	if err := storePack(to, r, defaultPackLimits(wr.watch.bounds), wr.watch.touchData); err != nil {
 		return branch, plumbing.ZeroHash, false, err
 	}
 	return branch, want, true, nil
