@@ -22,7 +22,8 @@ import (
 )
 
 // A hub or a peer is not trusted: what it sends is checked against these
-// bounds while it arrives, before go-git sees any of it. go-git sizes
+// bounds while it arrives, before any of it is stored (and before go-git
+// sees any of it, where go-git's parser still stores a pack). go-git sizes
 // its index writer by the object count a pack header claims
 // (idxfile.Writer.OnHeader: make(objects, 0, count), 8 bytes per claimed
 // object, 32 GB for a header claiming 4e9), and its parser inflates each
