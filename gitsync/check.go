@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -798,17 +797,11 @@ func (g *Repo) discardRefused(before map[string]bool, tip plumbing.Hash) {
 		if before[name] {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, name+".idx"))
+		idx, err := readPackIdx(filepath.Join(dir, name+".idx"))
 		if err != nil {
 			continue
 		}
-		idx := idxfile.NewMemoryIndex()
-		err = idxfile.NewDecoder(f).Decode(idx)
-		f.Close()
-		if err != nil {
-			continue
-		}
-		if ok, _ := idx.Contains(tip); !ok {
+		if _, ok := idx.find(tip); !ok {
 			continue
 		}
 		for _, ext := range []string{".keep", ".idx", ".rev", ".pack"} {

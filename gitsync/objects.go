@@ -16,25 +16,25 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// objectsCache is the object cache of an [objects] reader: the bases of
-// deltas being resolved, not the objects read (each blob of a checkout
-// is read once). go-git's default, 96 MB, filled to the brim by a first
-// sync of 100,000 notes and stayed in the peak RSS.
-const objectsCache = 8 * cache.MiByte
+// objectsCache bounds what an [objects] reader keeps: the bases of
+// deltas it resolved, not the objects read (each blob of a checkout is
+// read once). go-git's default, 96 MB, filled to the brim by a first
+// sync of 100,000 notes and stayed in the peak RSS. go-git's own cache
+// serves only loose objects now, each read once.
+const objectsCache = 8 << 20
 
-// objects reads the objects of one merge or checkout. It is a storage
-// of its own over the repository's .git that keeps pack files open
-// until Close: the Repo's storage opens the pack file, resolving its
-// path a component at a time, on every object it reads from a pack
-// (half of the CPU of reading a blob), and keeping them open for the
-// Repo's life would hold files a gc or a refused fetch must remove
-// (Windows cannot remove an open file). What the Repo writes meanwhile
-// (loose objects) is read from disk as it is found.
+// objects reads the objects of one merge or checkout. It reads the
+// packs itself, their indexes read once and their files kept open until
+// Close: the Repo's storage opens the pack file, resolving its path a
+// component at a time, on every object it reads from a pack (half of
+// the CPU of reading a blob), and keeping them open for the Repo's life
+// would hold files a gc or a refused fetch must remove (Windows cannot
+// remove an open file). Loose objects, what the Repo writes meanwhile
+// among them, are read from disk through a go-git storage of its own.
 type objects struct {
 	st     *filesystem.Storage
 	gitDir string
@@ -51,17 +51,58 @@ type objects struct {
 	// verification reads, its checkout reads again.
 	trees     *treeCache
 	treeReads *atomic.Int32 // the Repo's count of trees read from the store
+	// bases keeps what delta chains made lately, by where they lie:
+	// read in pack order (readOrder), a delta's base was made just before.
+	bases deltaBases
+}
+
+// deltaBases keeps objects made from delta chains, at most
+// objectsCache bytes, oldest out first.
+type deltaBases struct {
+	m     map[packAt]deltaBase
+	order []packAt
+	bytes int
+}
+
+type deltaBase struct {
+	data []byte
+	typ  plumbing.ObjectType
+}
+
+func (c *deltaBases) get(at packAt) (deltaBase, bool) {
+	b, ok := c.m[at]
+	return b, ok
+}
+
+func (c *deltaBases) put(at packAt, data []byte, typ plumbing.ObjectType) {
+	if len(data) > objectsCache {
+		return
+	}
+	if _, ok := c.m[at]; ok {
+		return
+	}
+	if c.m == nil {
+		c.m = map[packAt]deltaBase{}
+	}
+	for c.bytes+len(data) > objectsCache && len(c.order) > 0 {
+		c.bytes -= len(c.m[c.order[0]].data)
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.m[at] = deltaBase{data, typ}
+	c.order = append(c.order, at)
+	c.bytes += len(data)
 }
 
 // packIndex is one pack file, open, and its index.
 type packIndex struct {
-	idx *idxfile.MemoryIndex
+	idx *packIdx
 	f   *os.File
 }
 
 // openObjects starts reading objects; the caller closes it.
 func (g *Repo) openObjects() *objects {
-	return &objects{gitDir: g.gitDir, trees: &g.trees, treeReads: &g.treeReads, st: filesystem.NewStorageWithOptions(osfs.New(g.gitDir), cache.NewObjectLRU(objectsCache),
+	return &objects{gitDir: g.gitDir, trees: &g.trees, treeReads: &g.treeReads, st: filesystem.NewStorageWithOptions(osfs.New(g.gitDir), cache.NewObjectLRU(cache.MiByte),
 		filesystem.Options{KeepDescriptors: true})}
 }
 
@@ -88,7 +129,7 @@ func (o *objects) loadPacks() {
 	dir := filepath.Join(o.gitDir, "objects", "pack")
 	for _, n := range names {
 		base := filepath.Join(dir, "pack-"+n.String())
-		idx, err := readPackIndex(base + ".idx")
+		idx, err := readPackIdx(base + ".idx")
 		if err != nil {
 			continue
 		}
@@ -100,24 +141,11 @@ func (o *objects) loadPacks() {
 	}
 }
 
-func readPackIndex(path string) (*idxfile.MemoryIndex, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
-		return nil, err
-	}
-	return idx, nil
-}
-
 // locate finds h in the packs: which one and at what offset.
 func (o *objects) locate(h plumbing.Hash) (int, int64, bool) {
 	o.loadPacks()
 	for i, p := range o.packs {
-		if off, err := p.idx.FindOffset(h); err == nil {
+		if off, ok := p.idx.find(h); ok {
 			return i, off, true
 		}
 	}
@@ -171,26 +199,117 @@ func (o *objects) raw(h plumbing.Hash, t plumbing.ObjectType, limit int64) ([]by
 	return data, err
 }
 
-// read reads an object: a whole (not deltified) object of a pack
-// straight into a buffer of its size, anything else through go-git,
-// whose reader grows a buffer piece by piece and copies it again (a pull
-// into 100,000 notes allocated 117 MB doing that for a dozen trees).
+// read reads an object: one in a pack by our own reader, a loose one
+// through go-git (which never needs the packs' indexes for it).
 func (o *objects) read(h plumbing.Hash, t plumbing.ObjectType, limit int64) ([]byte, error) {
+	// A commit of ours is loose until a gc: one stat, and the pack
+	// indexes are not read for it.
+	if t == plumbing.CommitObject && !o.loaded && o.loose(h) {
+		return readObject(o.st, h, t, limit)
+	}
 	if i, off, ok := o.locate(h); ok {
-		data, whole, err := o.packedWhole(o.packs[i].f, off, h, t, limit)
-		if whole || err != nil {
-			return data, err
-		}
+		return o.packed(i, off, h, t, limit)
 	}
 	return readObject(o.st, h, t, limit)
 }
 
-// packedWhole reads the object at off of pack f when it is stored whole;
-// whole is false (and nothing read) for a delta. The type and the size
-// in its header are checked before anything is inflated, and the stream
-// must end exactly at that size, as readObject checks.
-func (o *objects) packedWhole(f *os.File, off int64, h plumbing.Hash, t plumbing.ObjectType, limit int64) (data []byte, whole bool, err error) {
-	src := io.NewSectionReader(f, off, 1<<62)
+// loose reports whether h is a loose object.
+func (o *objects) loose(h plumbing.Hash) bool {
+	hex := h.String()
+	_, err := os.Lstat(filepath.Join(o.gitDir, "objects", hex[:2], hex[2:]))
+	return err == nil
+}
+
+// maxDeltaChain bounds a delta chain in the packs (git's default depth is
+// 50, --aggressive 250); past it the packs are not git's.
+const maxDeltaChain = 10000
+
+// packAt is where an object lies: pack i, offset off.
+type packAt struct {
+	pack int
+	off  int64
+}
+
+// packed reads the object at off of pack i: a whole object straight into
+// a buffer of its header's size; a delta made from its base, the chain
+// walked up to a whole object (or one made lately) and applied down.
+// Type and size are checked against t and limit before anything is
+// inflated (a delta's made size from its own header), and each stream
+// must end exactly at its header's size. go-git read deltas into a
+// buffer grown piece by piece and copied again, and opened every pack's
+// index a second time to find bases.
+func (o *objects) packed(i int, off int64, h plumbing.Hash, t plumbing.ObjectType, limit int64) ([]byte, error) {
+	var chain []packAt
+	at := packAt{i, off}
+	var data []byte
+	for {
+		if d, ok := o.bases.get(at); ok {
+			data = d.data
+			if d.typ != t {
+				return nil, fmt.Errorf("object %s is a %s, not a %s", h, d.typ, t)
+			}
+			if len(chain) == 0 && int64(len(data)) > limit {
+				return nil, &tooLargeError{what: t, h: h, size: int64(len(data)), limit: limit}
+			}
+			break
+		}
+		typ, size, base, err := o.packedHeader(at)
+		if err != nil {
+			return nil, fmt.Errorf("read object %s: %w", h, err)
+		}
+		if !typ.IsDelta() {
+			if typ != t {
+				return nil, fmt.Errorf("object %s is a %s, not a %s", h, typ, t)
+			}
+			if size > limit {
+				return nil, &tooLargeError{what: t, h: h, size: size, limit: limit}
+			}
+			if data, err = o.inflateExactly(size, t, h); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if len(chain) == maxDeltaChain {
+			return nil, fmt.Errorf("read object %s: a delta chain over %d long", h, maxDeltaChain)
+		}
+		chain = append(chain, at)
+		at = base
+	}
+	if len(chain) > 0 {
+		o.bases.put(at, data, t)
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		_, size, _, err := o.packedHeader(chain[k])
+		if err != nil {
+			return nil, fmt.Errorf("read object %s: %w", h, err)
+		}
+		if size > 2*limit+1024 {
+			return nil, &tooLargeError{what: t, h: h, size: size, limit: limit}
+		}
+		delta, err := o.inflateExactly(size, t, h)
+		if err != nil {
+			return nil, err
+		}
+		if made, err := deltaTargetSize(delta); err != nil || made > limit {
+			if err != nil {
+				return nil, fmt.Errorf("read object %s: %w", h, err)
+			}
+			return nil, &tooLargeError{what: t, h: h, size: made, limit: limit}
+		}
+		if data, err = applyDelta(data, delta, limit); err != nil {
+			return nil, fmt.Errorf("read object %s: %w", h, err)
+		}
+		if k > 0 {
+			o.bases.put(chain[k], data, t)
+		}
+	}
+	return data, nil
+}
+
+// packedHeader reads the header of the object at at, leaving o.dr at its
+// data: its type and size and, for a delta, where its base lies.
+func (o *objects) packedHeader(at packAt) (plumbing.ObjectType, int64, packAt, error) {
+	src := io.NewSectionReader(o.packs[at.pack].f, at.off, 1<<62)
 	if o.dr == nil {
 		o.dr = bufio.NewReaderSize(src, 64<<10)
 	} else {
@@ -198,28 +317,49 @@ func (o *objects) packedWhole(f *os.File, off int64, h plumbing.Hash, t plumbing
 	}
 	typ, size, err := readObjectHeader(o.dr)
 	if err != nil {
-		return nil, false, fmt.Errorf("read object %s: %w", h, err)
+		return 0, 0, packAt{}, err
 	}
-	switch {
-	case typ == plumbing.OFSDeltaObject || typ == plumbing.REFDeltaObject:
-		return nil, false, nil
-	case typ != t:
-		return nil, true, fmt.Errorf("object %s is a %s, not a %s", h, typ, t)
-	case size > limit:
-		return nil, true, &tooLargeError{what: t, h: h, size: size, limit: limit}
+	switch typ {
+	case plumbing.OFSDeltaObject:
+		rel, err := readOffset(o.dr)
+		if err != nil {
+			return 0, 0, packAt{}, err
+		}
+		if rel <= 0 || rel > at.off {
+			return 0, 0, packAt{}, fmt.Errorf("%w: a delta's base outside its pack", errMalformedPack)
+		}
+		return typ, size, packAt{at.pack, at.off - rel}, nil
+	case plumbing.REFDeltaObject:
+		var ref plumbing.Hash
+		if _, err := io.ReadFull(o.dr, ref[:]); err != nil {
+			return 0, 0, packAt{}, unexpected(err)
+		}
+		i, off, ok := o.locate(ref)
+		if !ok {
+			return 0, 0, packAt{}, fmt.Errorf("a delta's base %s is in no pack", ref)
+		}
+		// locate may have read indexes; o.dr is still where it was.
+		return typ, size, packAt{i, off}, nil
+	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
+		return typ, size, packAt{}, nil
 	}
+	return 0, 0, packAt{}, fmt.Errorf("%w: object type %d", errMalformedPack, typ)
+}
+
+// inflateExactly inflates the stream at o.dr, which must be size bytes.
+func (o *objects) inflateExactly(size int64, t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
 	if err := o.resetInflater(o.dr); err != nil {
-		return nil, true, fmt.Errorf("read object %s: %w", h, err)
+		return nil, fmt.Errorf("read object %s: %w", h, err)
 	}
-	data = make([]byte, size)
+	data := make([]byte, size)
 	if _, err := io.ReadFull(o.zr, data); err != nil {
-		return nil, true, fmt.Errorf("read object %s: %w", h, unexpected(err))
+		return nil, fmt.Errorf("read object %s: %w", h, unexpected(err))
 	}
 	var one [1]byte
 	if n, _ := o.zr.Read(one[:]); n > 0 {
-		return nil, true, fmt.Errorf("%s %s is longer than its header says", t, h)
+		return nil, fmt.Errorf("%s %s is longer than its header says", t, h)
 	}
-	return data, true, nil
+	return data, nil
 }
 
 // resetInflater points the reused zlib reader at r.

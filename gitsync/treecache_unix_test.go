@@ -46,8 +46,8 @@ func TestPullReadsEachTreeOnce(t *testing.T) {
 }
 
 // Every object of a pack made by git (whole objects and deltas, the
-// latter through go-git) reads as git reads it; a read of the wrong type
-// or over the limit is refused from the header, before inflating.
+// latter made from their bases by our reader) reads as git reads it; a
+// read of the wrong type or over the limit is refused from the header.
 func TestPackedReadsAreGitsObjects(t *testing.T) {
 	r := openBench(t, filepath.Join(t.TempDir(), "memory"))
 	for i := range 30 {
@@ -107,6 +107,6 @@ func TestPackedReadsAreGitsObjects(t *testing.T) {
 		}
 	}
 	if deltas == 0 {
-		t.Fatal("git's pack holds no deltas: the go-git path is untested")
+		t.Fatal("git's pack holds no deltas: reading deltas is untested")
 	}
 }
