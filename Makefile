@@ -99,7 +99,7 @@ FUZZTIME ?=
 # (Go's default is 60 s each: FuzzPostingsEdits, whose runs are SQLite
 # transactions, spent most of its four minutes there).
 FUZZ_MINIMIZE ?= 200x
-FUZZ_TARGETS = FuzzParse:./note:150000 FuzzParseTranscript:./claudecode:6000 FuzzMatchExpr:./index:80000 FuzzMerge3:./gitsync:120000 FuzzMergeNote:./gitsync:12000 FuzzEach:./internal/fts5token:15000 FuzzPostingsEdits:./index:2000 FuzzHTML:./internal/markdown:200000 FuzzIncoming:./gitsync:2000 FuzzRenderMemoryBlock:./claudecode:15000 FuzzPackScanner:./gitsync:100000 FuzzPackIndexer:./gitsync:20000 FuzzApplyDelta:./gitsync:100000 FuzzVectorFile:./index:20000 FuzzRedactIdempotent:./claudecode:50000
+FUZZ_TARGETS = FuzzParse:./note:150000 FuzzParseTranscript:./claudecode:6000 FuzzMatchExpr:./index:80000 FuzzMerge3:./gitsync:120000 FuzzMergeNote:./gitsync:12000 FuzzEach:./internal/fts5token:15000 FuzzPostingsEdits:./index:2000 FuzzHTML:./internal/markdown:200000 FuzzIncoming:./gitsync:2000 FuzzRenderMemoryBlock:./claudecode:15000 FuzzPackScanner:./gitsync:100000 FuzzPackIndexer:./gitsync:20000 FuzzApplyDelta:./gitsync:100000 FuzzPackIdx:./gitsync:100000 FuzzVectorFile:./index:20000 FuzzRedactIdempotent:./claudecode:50000
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; pkg=$${rest%%:*}; n=$${rest#*:}; \
