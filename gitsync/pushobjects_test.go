@@ -1,11 +1,13 @@
 package gitsync
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -380,5 +382,49 @@ func TestObjectsToPushMissingTreeIsAnError(t *testing.T) {
 	_, err = objectsToPush(ctx, r.Storer, plumbing.NewHash(h.git("rev-parse", "HEAD")), h.hubTips())
 	if err == nil || !strings.Contains(err.Error(), sub) {
 		t.Fatalf("objectsToPush with tree %s missing: %v", sub, err)
+	}
+}
+
+// TestHavesReadThroughOurReader: the "have" lines a fetch sends, read
+// through our own reader, are the ones go-git's storage gives: up to
+// maxHaves commits a tip, newest first, stopping at a commit the remote
+// advertised; a merge's both sides walked; a packed history (after git gc)
+// and a loose one alike.
+func TestHavesReadThroughOurReader(t *testing.T) {
+	for _, packed := range []bool{false, true} {
+		h := newPushHistory(t, 3, false, false)
+		h.grow(150)
+		if packed {
+			h.git("gc", "-q")
+		}
+		g, err := Open(ctx, h.dir, "m", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := plumbing.NewHash(h.git("rev-parse", "HEAD"))
+		old := plumbing.NewHash(h.git("rev-parse", "HEAD~40"))
+		for _, adv := range []advert{{}, {refs: map[plumbing.ReferenceName]plumbing.Hash{"refs/heads/main": old}}} {
+			parents, done := g.commitParents()
+			ours, err := haves(g.r.Storer, adv, parents)
+			done()
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs, err := haves(g.r.Storer, adv, storerParents(g.r.Storer))
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(ours, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+			slices.SortFunc(theirs, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+			if !slices.Equal(ours, theirs) {
+				t.Errorf("packed %v: %d haves through our reader, %d through go-git's", packed, len(ours), len(theirs))
+			}
+			if !slices.Contains(ours, head) || len(ours) > maxHaves*2 {
+				t.Errorf("packed %v: %d haves, HEAD among them: %v", packed, len(ours), slices.Contains(ours, head))
+			}
+			if adv.refs != nil && len(ours) > 41*2 {
+				t.Errorf("packed %v: %d haves past the advertised commit 40 back", packed, len(ours))
+			}
+		}
 	}
 }

@@ -178,7 +178,21 @@ func (g *Repo) GitDir() string { return g.gitDir }
 // repository's .git: indexed by us into its objects/pack, its trees kept
 // for the merge that follows.
 func (g *Repo) fetchTarget(st storage.Storer) fetchTarget {
-	return fetchTarget{st: st, packs: filepath.Join(g.gitDir, "objects", "pack"), trees: &g.trees}
+	return fetchTarget{st: st, packs: filepath.Join(g.gitDir, "objects", "pack"), trees: &g.trees, commits: g.commitParents}
+}
+
+// commitParents reads commits' parents through one reader of our own
+// (see commitTree) until done.
+func (g *Repo) commitParents() (parents func(plumbing.Hash) ([]plumbing.Hash, error), done func()) {
+	objs := g.openObjects()
+	return func(h plumbing.Hash) ([]plumbing.Hash, error) {
+		data, err := objs.raw(h, plumbing.CommitObject, MaxCommitBytes)
+		if err != nil {
+			return nil, err
+		}
+		_, ps, err := parseCommitHeader(data)
+		return ps, err
+	}, objs.Close
 }
 
 // signature is the author and committer of every commit made here. The

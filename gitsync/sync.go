@@ -404,9 +404,12 @@ func (g *Repo) ChangedPaths(from, to Hash) ([]string, error) {
 	return out, nil
 }
 
-// HasCommit reports whether h names a commit in this repository.
+// HasCommit reports whether h names a commit in this repository (read
+// through our reader: see commitTree).
 func (g *Repo) HasCommit(h Hash) bool {
-	_, err := g.r.CommitObject(plumbing.Hash(h))
+	objs := g.openObjects()
+	defer objs.Close()
+	_, err := objs.raw(plumbing.Hash(h), plumbing.CommitObject, MaxCommitBytes)
 	return err == nil
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
@@ -383,6 +382,9 @@ type fetchTarget struct {
 	// trees is told of the pack's trees, which the merge that follows
 	// reads (nil: not kept).
 	trees *treeCache
+	// commits reads local commits' parents for the "have" lines until
+	// done is called (nil: through st).
+	commits func() (parents func(plumbing.Hash) ([]plumbing.Hash, error), done func())
 }
 
 // fetchBranch fetches the branch choose picks from the advertisement
@@ -417,7 +419,13 @@ func (wr *wire) fetchBranch(ctx context.Context, to fetchTarget, auth transport.
 	}
 	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
 	req.Wants = []plumbing.Hash{want}
-	if req.Haves, err = haves(st, adv); err != nil {
+	parents, done := storerParents(st), func() {}
+	if to.commits != nil {
+		parents, done = to.commits()
+	}
+	req.Haves, err = haves(st, adv, parents)
+	done()
+	if err != nil {
 		return branch, plumbing.ZeroHash, false, err
 	}
 	resp, err := sess.UploadPack(ctx, req)
@@ -454,8 +462,9 @@ const maxHaves = 100
 
 // haves lists commits st has, for the server to leave out of the pack:
 // the tips of local branches and tracking refs, and up to maxHaves of
-// their ancestors each, stopping at commits the remote advertised.
-func haves(st storage.Storer, adv advert) ([]plumbing.Hash, error) {
+// their ancestors each (parents gives a commit's), stopping at commits
+// the remote advertised.
+func haves(st storage.Storer, adv advert, parents func(plumbing.Hash) ([]plumbing.Hash, error)) ([]plumbing.Hash, error) {
 	remote := map[plumbing.Hash]bool{}
 	for _, h := range adv.refs {
 		remote[h] = true
@@ -476,28 +485,45 @@ func haves(st storage.Storer, adv advert) ([]plumbing.Hash, error) {
 		return nil, fmt.Errorf("list local refs: %w", err)
 	}
 	for _, tip := range tips {
-		if seen[tip] {
-			continue
-		}
-		c, err := object.GetCommit(st, tip)
-		if err != nil {
-			continue // a ref to an object we lack says nothing
-		}
-		n := 0
-		_ = object.NewCommitPreorderIter(c, seen, nil).ForEach(func(c *object.Commit) error {
-			seen[c.Hash] = true
-			n++
-			if n >= maxHaves || remote[c.Hash] {
-				return storer.ErrStop
+		// Newest first, depth first, the first parent before the others;
+		// a commit we lack (a ref to it says nothing) is left out.
+		stack := []plumbing.Hash{tip}
+		for n := 0; len(stack) > 0 && n < maxHaves; {
+			h := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[h] {
+				continue
 			}
-			return nil
-		})
+			ps, err := parents(h)
+			if err != nil {
+				continue
+			}
+			seen[h] = true
+			n++
+			if remote[h] {
+				break
+			}
+			for i := len(ps) - 1; i >= 0; i-- {
+				stack = append(stack, ps[i])
+			}
+		}
 	}
 	out := make([]plumbing.Hash, 0, len(seen))
 	for h := range seen {
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// storerParents reads commits' parents through st.
+func storerParents(st storage.Storer) func(plumbing.Hash) ([]plumbing.Hash, error) {
+	return func(h plumbing.Hash) ([]plumbing.Hash, error) {
+		c, err := object.GetCommit(st, h)
+		if err != nil {
+			return nil, err
+		}
+		return c.ParentHashes, nil
+	}
 }
 
 // errNonFastForward is a push the remote would refuse: someone pushed
