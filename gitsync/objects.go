@@ -1,9 +1,7 @@
 package gitsync
 
 import (
-	"bufio"
 	"cmp"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,11 +40,9 @@ type objects struct {
 	// size and readOrder.
 	packs  []packIndex
 	loaded bool
-	// br and zr read headers, dr whole objects (reused: a zlib reader is
-	// 40 KB to make; dr's buffer is big, a pread per 512 bytes of a 2 MB
-	// tree was not).
-	br, dr *bufio.Reader
-	zr     io.ReadCloser
+	// heads reads entries' headers for their sizes, ents their data
+	// (ents's buffer is big: a pread per 512 bytes of a 2 MB tree was not).
+	heads, ents packEntries
 	// trees is the Repo's cache of raw trees, shared: what a merge's
 	// verification reads, its checkout reads again.
 	trees     *treeCache
@@ -102,8 +98,9 @@ type packIndex struct {
 
 // openObjects starts reading objects; the caller closes it.
 func (g *Repo) openObjects() *objects {
-	return &objects{gitDir: g.gitDir, trees: &g.trees, treeReads: &g.treeReads, st: filesystem.NewStorageWithOptions(osfs.New(g.gitDir), cache.NewObjectLRU(cache.MiByte),
-		filesystem.Options{KeepDescriptors: true})}
+	return &objects{gitDir: g.gitDir, trees: &g.trees, treeReads: &g.treeReads,
+		heads: packEntries{bufSize: 512}, ents: packEntries{bufSize: 64 << 10}, st: filesystem.NewStorageWithOptions(osfs.New(g.gitDir), cache.NewObjectLRU(cache.MiByte),
+			filesystem.Options{KeepDescriptors: true})}
 }
 
 // Close releases the pack files.
@@ -253,19 +250,19 @@ func (o *objects) packed(i int, off int64, h plumbing.Hash, t plumbing.ObjectTyp
 			}
 			break
 		}
-		typ, size, base, err := o.packedHeader(at)
+		e, base, err := o.packedHeader(at)
 		if err != nil {
 			return nil, fmt.Errorf("read object %s: %w", h, err)
 		}
-		if !typ.IsDelta() {
-			if typ != t {
-				return nil, fmt.Errorf("object %s is a %s, not a %s", h, typ, t)
+		if !e.typ.IsDelta() {
+			if e.typ != t {
+				return nil, fmt.Errorf("object %s is a %s, not a %s", h, e.typ, t)
 			}
-			if size > limit {
-				return nil, &tooLargeError{what: t, h: h, size: size, limit: limit}
+			if e.size > limit {
+				return nil, &tooLargeError{what: t, h: h, size: e.size, limit: limit}
 			}
-			if data, err = o.inflateExactly(size, t, h); err != nil {
-				return nil, err
+			if data, err = o.ents.data(e.size); err != nil {
+				return nil, fmt.Errorf("read %s %s: %w", t, h, err)
 			}
 			break
 		}
@@ -279,16 +276,16 @@ func (o *objects) packed(i int, off int64, h plumbing.Hash, t plumbing.ObjectTyp
 		o.bases.put(at, data, t)
 	}
 	for k := len(chain) - 1; k >= 0; k-- {
-		_, size, _, err := o.packedHeader(chain[k])
+		e, _, err := o.packedHeader(chain[k])
 		if err != nil {
 			return nil, fmt.Errorf("read object %s: %w", h, err)
 		}
-		if size > 2*limit+1024 {
-			return nil, &tooLargeError{what: t, h: h, size: size, limit: limit}
+		if e.size > 2*limit+1024 {
+			return nil, &tooLargeError{what: t, h: h, size: e.size, limit: limit}
 		}
-		delta, err := o.inflateExactly(size, t, h)
+		delta, err := o.ents.data(e.size)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read %s %s: %w", t, h, err)
 		}
 		if made, err := deltaTargetSize(delta); err != nil || made > limit {
 			if err != nil {
@@ -306,70 +303,24 @@ func (o *objects) packed(i int, off int64, h plumbing.Hash, t plumbing.ObjectTyp
 	return data, nil
 }
 
-// packedHeader reads the header of the object at at, leaving o.dr at its
-// data: its type and size and, for a delta, where its base lies.
-func (o *objects) packedHeader(at packAt) (plumbing.ObjectType, int64, packAt, error) {
-	src := io.NewSectionReader(o.packs[at.pack].f, at.off, 1<<62)
-	if o.dr == nil {
-		o.dr = bufio.NewReaderSize(src, 64<<10)
-	} else {
-		o.dr.Reset(src)
-	}
-	typ, size, err := readObjectHeader(o.dr)
+// packedHeader reads the header of the entry at at, leaving o.ents at
+// its data, and where a delta's base lies.
+func (o *objects) packedHeader(at packAt) (packEntry, packAt, error) {
+	e, err := o.ents.header(o.packs[at.pack].f, at.off)
 	if err != nil {
-		return 0, 0, packAt{}, err
+		return e, packAt{}, err
 	}
-	switch typ {
+	switch e.typ {
 	case plumbing.OFSDeltaObject:
-		rel, err := readOffset(o.dr)
-		if err != nil {
-			return 0, 0, packAt{}, err
-		}
-		if rel <= 0 || rel > at.off {
-			return 0, 0, packAt{}, fmt.Errorf("%w: a delta's base outside its pack", errMalformedPack)
-		}
-		return typ, size, packAt{at.pack, at.off - rel}, nil
+		return e, packAt{at.pack, e.base}, nil
 	case plumbing.REFDeltaObject:
-		var ref plumbing.Hash
-		if _, err := io.ReadFull(o.dr, ref[:]); err != nil {
-			return 0, 0, packAt{}, unexpected(err)
-		}
-		i, off, ok := o.locate(ref)
+		i, off, ok := o.locate(e.ref)
 		if !ok {
-			return 0, 0, packAt{}, fmt.Errorf("a delta's base %s is in no pack", ref)
+			return e, packAt{}, fmt.Errorf("a delta's base %s is in no pack", e.ref)
 		}
-		// locate may have read indexes; o.dr is still where it was.
-		return typ, size, packAt{i, off}, nil
-	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-		return typ, size, packAt{}, nil
+		return e, packAt{i, off}, nil
 	}
-	return 0, 0, packAt{}, fmt.Errorf("%w: object type %d", errMalformedPack, typ)
-}
-
-// inflateExactly inflates the stream at o.dr, which must be size bytes.
-func (o *objects) inflateExactly(size int64, t plumbing.ObjectType, h plumbing.Hash) ([]byte, error) {
-	if err := o.resetInflater(o.dr); err != nil {
-		return nil, fmt.Errorf("read object %s: %w", h, err)
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(o.zr, data); err != nil {
-		return nil, fmt.Errorf("read object %s: %w", h, unexpected(err))
-	}
-	var one [1]byte
-	if n, _ := o.zr.Read(one[:]); n > 0 {
-		return nil, fmt.Errorf("%s %s is longer than its header says", t, h)
-	}
-	return data, nil
-}
-
-// resetInflater points the reused zlib reader at r.
-func (o *objects) resetInflater(r io.Reader) error {
-	if o.zr == nil {
-		zr, err := zlib.NewReader(r)
-		o.zr = zr
-		return err
-	}
-	return o.zr.(zlib.Resetter).Reset(r, nil)
+	return e, packAt{}, nil
 }
 
 // readObject reads object h from st, refusing one of another type or
@@ -431,36 +382,15 @@ func (o *objects) size(h plumbing.Hash) (int64, error) {
 
 // packedSize reads the size of the object at off of pack f.
 func (o *objects) packedSize(f *os.File, off int64) (int64, error) {
-	src := io.NewSectionReader(f, off, 1<<20)
-	if o.br == nil {
-		o.br = bufio.NewReaderSize(src, 512)
-	} else {
-		o.br.Reset(src)
-	}
-	br := o.br
-	typ, sz, err := readObjectHeader(br)
+	e, err := o.heads.header(f, off)
 	if err != nil {
 		return 0, fmt.Errorf("read pack object header: %w", err)
 	}
-	switch typ {
-	case plumbing.OFSDeltaObject:
-		for b := byte(0x80); b&0x80 != 0; {
-			if b, err = br.ReadByte(); err != nil {
-				return 0, fmt.Errorf("read pack object header: %w", err)
-			}
-		}
-	case plumbing.REFDeltaObject:
-		if _, err := br.Discard(20); err != nil {
-			return 0, fmt.Errorf("read pack object header: %w", err)
-		}
-	default:
-		return sz, nil
-	}
-	if err := o.resetInflater(br); err != nil {
-		return 0, fmt.Errorf("read delta header: %w", err)
+	if !e.typ.IsDelta() {
+		return e.size, nil
 	}
 	var first [2 * binary.MaxVarintLen64]byte
-	n, err := io.ReadFull(o.zr, first[:min(sz, int64(len(first)))])
+	n, err := o.heads.first(first[:min(e.size, int64(len(first)))])
 	if err != nil {
 		return 0, fmt.Errorf("read delta header: %w", err)
 	}

@@ -26,11 +26,16 @@ func realPack(t testing.TB, refDeltas bool) []byte {
 		testutil.Git(t, dir, "add", "-A")
 		testutil.Git(t, dir, "commit", "-q", "-m", "v")
 	}
-	args := []string{"pack-objects", "--stdout", "--revs", "-q"}
-	if !refDeltas {
-		args = append(args, "--delta-base-offset")
+	if refDeltas {
+		return packObjects(t, dir)
 	}
-	cmd := exec.Command("git", args...)
+	return packObjects(t, dir, "--delta-base-offset")
+}
+
+// packObjects is the pack git makes of HEAD's history in dir.
+func packObjects(t testing.TB, dir string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"pack-objects", "--stdout", "--revs", "-q"}, args...)...)
 	cmd.Dir, cmd.Stdin = dir, strings.NewReader("HEAD\n")
 	out, err := cmd.Output()
 	if err != nil {

@@ -3,7 +3,6 @@ package gitsync
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
@@ -46,12 +45,12 @@ type packIndexer struct {
 	kept   treeCache                   // bases, by name
 	keep   func(plumbing.Hash, []byte) // told of each tree (nil: nobody)
 	work   int64                       // bytes of bases made again
-	br     *bufio.Reader
-	zr     io.ReadCloser
+	ents   packEntries                 // reads the spool's entries
 }
 
 func newPackIndexer(spool io.ReaderAt, lim packLimits, keepTree func(plumbing.Hash, []byte)) *packIndexer {
-	return &packIndexer{spool: spool, lim: lim, kept: treeCache{limit: packBaseCacheBytes}, keep: keepTree}
+	return &packIndexer{spool: spool, lim: lim, kept: treeCache{limit: packBaseCacheBytes}, keep: keepTree,
+		ents: packEntries{bufSize: 32 << 10}}
 }
 
 // find is the index of the object named h scanned so far.
@@ -163,40 +162,16 @@ func (ix *packIndexer) spend(n int) error {
 // delta's instructions) from the spooled pack. The scan checked its
 // header and sizes already; its size is checked again all the same.
 func (ix *packIndexer) readSpooled(j int) ([]byte, error) {
-	r := io.NewSectionReader(ix.spool, ix.offs[j], 1<<62)
-	if ix.br == nil {
-		ix.br = bufio.NewReaderSize(r, 32<<10)
-	} else {
-		ix.br.Reset(r)
-	}
-	typ, sz, err := readObjectHeader(ix.br)
+	e, err := ix.ents.header(ix.spool, ix.offs[j])
 	if err != nil {
 		return nil, err
 	}
-	switch typ {
-	case plumbing.OFSDeltaObject:
-		if _, err := readOffset(ix.br); err != nil {
-			return nil, err
-		}
-	case plumbing.REFDeltaObject:
-		if _, err := ix.br.Discard(20); err != nil {
-			return nil, unexpected(err)
-		}
-	}
-	if sz > 2*ix.anyLimit()+1024 {
+	if e.size > 2*ix.anyLimit()+1024 {
 		return nil, fmt.Errorf("%w: object %d is over its bound in the spool", errMalformedPack, j+1)
 	}
-	if ix.zr == nil {
-		ix.zr, err = zlib.NewReader(ix.br)
-	} else {
-		err = ix.zr.(zlib.Resetter).Reset(ix.br, nil)
-	}
+	data, err := ix.ents.data(e.size)
 	if err != nil {
 		return nil, fmt.Errorf("%w: object %d: %v", errMalformedPack, j+1, err)
-	}
-	data := make([]byte, sz)
-	if _, err := io.ReadFull(ix.zr, data); err != nil {
-		return nil, fmt.Errorf("%w: object %d: %v", errMalformedPack, j+1, unexpected(err))
 	}
 	return data, nil
 }

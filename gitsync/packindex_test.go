@@ -89,13 +89,7 @@ func historyPack(t testing.TB, versions int, args ...string) []byte {
 		testutil.Git(t, dir, "add", "-A")
 		testutil.Git(t, dir, "commit", "-q", "-m", fmt.Sprint("v", v))
 	}
-	cmd := exec.Command("git", append([]string{"pack-objects", "--stdout", "--revs", "-q"}, args...)...)
-	cmd.Dir, cmd.Stdin = dir, strings.NewReader("HEAD\n")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return packObjects(t, dir, args...)
 }
 
 // TestPackIndexEqualsGits: the index we write for a pack is byte for
