@@ -246,8 +246,11 @@ func (l *sshLab) agent(keys ...string) {
 		l.t.Fatal(err)
 	}
 	l.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	// The socket file appears at bind, before the agent listens: wait
+	// until it answers (ssh-add in between was refused, a flaky CI run).
 	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
