@@ -388,8 +388,8 @@ func TestObjectsToPushMissingTreeIsAnError(t *testing.T) {
 // TestHavesReadThroughOurReader: the "have" lines a fetch sends, read
 // through our own reader, are the ones go-git's storage gives: up to
 // maxHaves commits a tip, newest first, stopping at a commit the remote
-// advertised; a merge's both sides walked; a packed history (after git gc)
-// and a loose one alike.
+// advertised or a tracking ref's tip; a packed history (after git gc) and
+// a loose one alike.
 func TestHavesReadThroughOurReader(t *testing.T) {
 	for _, packed := range []bool{false, true} {
 		h := newPushHistory(t, 3, false, false)
@@ -425,6 +425,31 @@ func TestHavesReadThroughOurReader(t *testing.T) {
 			if adv.refs != nil && len(ours) > 41*2 {
 				t.Errorf("packed %v: %d haves past the advertised commit 40 back", packed, len(ours))
 			}
+		}
+		// A tracking ref (what the hub had at the last fetch) three
+		// commits back: nothing it reaches is sent but its tip; what main
+		// has beyond it is.
+		h.git("update-ref", "refs/remotes/origin/main", "HEAD~3")
+		parents, done := g.commitParents()
+		got, err := haves(g.r.Storer, advert{}, parents)
+		done()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// What the branches have beyond every tracking ref, and the
+		// tracking refs' tips.
+		beyond := map[plumbing.Hash]bool{}
+		for _, l := range strings.Fields(h.git("rev-list", "--branches", "--not", "--remotes") + " " +
+			h.git("for-each-ref", "--format=%(objectname)", "refs/remotes")) {
+			beyond[plumbing.NewHash(l)] = true
+		}
+		for _, c := range got {
+			if !beyond[c] {
+				t.Errorf("packed %v: have %s is reached by a tracking ref", packed, c)
+			}
+		}
+		if len(got) != len(beyond) {
+			t.Errorf("packed %v: %d haves, want the %d commits the branches have beyond the tracking refs, and their tips", packed, len(got), len(beyond))
 		}
 	}
 }

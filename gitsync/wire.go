@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	nethttp "net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -455,64 +456,88 @@ func (wr *wire) fetchBranch(ctx context.Context, to fetchTarget, auth transport.
 	return branch, want, true, nil
 }
 
-// maxHaves bounds how far back each local ref is walked for "have" lines:
-// the server stops at the first commit it knows, and after the first
-// sync that is the tip of the tracking ref.
+// maxHaves bounds how far back each local ref is walked for "have" lines
+// when the walk meets no commit a remote is known to have.
 const maxHaves = 100
 
 // haves lists commits st has, for the server to leave out of the pack:
-// the tips of local branches and tracking refs, and up to maxHaves of
-// their ancestors each (parents gives a commit's), stopping at commits
-// the remote advertised.
+// the tips of local branches and tracking refs, and their ancestors
+// (parents gives a commit's), at most maxHaves a tip, leaving out what a
+// remote is known to have: below a commit it advertised now, and what the
+// tip of a tracking ref (what a remote had at the last fetch) reaches.
+// Every have costs the server: git upload-pack takes all of one request's
+// haves and excludes what each reaches, and at 100,000 notes a pull
+// sending a hundred of them cost the hub 0.6 s of CPU, against 0.1 s for
+// a few.
 func haves(st storage.Storer, adv advert, parents func(plumbing.Hash) ([]plumbing.Hash, error)) ([]plumbing.Hash, error) {
-	remote := map[plumbing.Hash]bool{}
+	advertised := map[plumbing.Hash]bool{}
 	for _, h := range adv.refs {
-		remote[h] = true
+		advertised[h] = true
 	}
-	seen := map[plumbing.Hash]bool{}
 	iter, err := st.IterReferences()
 	if err != nil {
 		return nil, fmt.Errorf("list local refs: %w", err)
 	}
-	var tips []plumbing.Hash
+	var tips, tracked []plumbing.Hash
 	err = iter.ForEach(func(r *plumbing.Reference) error {
 		if r.Type() == plumbing.HashReference && (r.Name().IsBranch() || r.Name().IsRemote()) {
 			tips = append(tips, r.Hash())
+			if r.Name().IsRemote() {
+				tracked = append(tracked, r.Hash())
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list local refs: %w", err)
 	}
-	for _, tip := range tips {
-		// Newest first, depth first, the first parent before the others;
-		// a commit we lack (a ref to it says nothing) is left out.
-		stack := []plumbing.Hash{tip}
-		for n := 0; len(stack) > 0 && n < maxHaves; {
-			h := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[h] {
-				continue
+	// What the tracking refs' tips reach (as far as a walk goes) is known
+	// to their remotes; the tips themselves are sent.
+	known := map[plumbing.Hash]bool{}
+	for _, tip := range tracked {
+		walkCommits(tip, parents, maxHaves, func(h plumbing.Hash) bool {
+			if known[h] {
+				return false
 			}
-			ps, err := parents(h)
-			if err != nil {
-				continue
+			known[h] = true
+			return true
+		})
+	}
+	seen := map[plumbing.Hash]bool{}
+	for _, tip := range tips {
+		walkCommits(tip, parents, maxHaves, func(h plumbing.Hash) bool {
+			if seen[h] || (known[h] && !slices.Contains(tracked, h)) {
+				return false
 			}
 			seen[h] = true
-			n++
-			if remote[h] {
-				break
-			}
-			for i := len(ps) - 1; i >= 0; i-- {
-				stack = append(stack, ps[i])
-			}
-		}
+			return !advertised[h] && !known[h]
+		})
 	}
 	out := make([]plumbing.Hash, 0, len(seen))
 	for h := range seen {
 		out = append(out, h)
 	}
 	return out, nil
+}
+
+// walkCommits visits tip and its ancestors, newest first, depth first,
+// the first parent before the others, at most limit of them: visit says
+// whether to go on below a commit. A commit whose parents cannot be read
+// (one we lack: a ref to it says nothing) is not visited.
+func walkCommits(tip plumbing.Hash, parents func(plumbing.Hash) ([]plumbing.Hash, error), limit int, visit func(plumbing.Hash) bool) {
+	stack := []plumbing.Hash{tip}
+	for n := 0; len(stack) > 0 && n < limit; {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		ps, err := parents(h)
+		if err != nil || !visit(h) {
+			continue
+		}
+		n++
+		for i := len(ps) - 1; i >= 0; i-- {
+			stack = append(stack, ps[i])
+		}
+	}
 }
 
 // storerParents reads commits' parents through st.
