@@ -43,3 +43,43 @@ func TestPostingChunksStayInTheirPage(t *testing.T) {
 	}
 	check("after a merge of 1,000 notes")
 }
+
+// TestPostingsWrittenWithLargerChunksMergeOn: an index whose lists were
+// written with the chunks of before (512 entries) takes new notes with
+// today's sizes: every posting, count and total still equals FTS5's own,
+// and no chunk over today's size is written (the old ones only split).
+func TestPostingsWrittenWithLargerChunksMergeOn(t *testing.T) {
+	g := synth.NewGen(synth.NewVocab(20000, 1), 3000)
+	ix, _, err := Open(ctx, filepath.Join(t.TempDir(), "index.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ix.chunkMax, ix.chunkTarget = 512, 256
+	if _, err := ix.Rebuild(ctx, synthChanges(g, 0, 2500)); err != nil {
+		t.Fatal(err)
+	}
+	var big int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM index_postings WHERE n > ?`, defaultChunkMax).Scan(&big); err != nil || big == 0 {
+		t.Fatalf("%d chunks over %d entries (%v): the old sizes are not exercised", big, defaultChunkMax, err)
+	}
+	ix.chunkMax, ix.chunkTarget = defaultChunkMax, defaultChunkTarget
+	more := synthChanges(g, 2500, 500)
+	for i := 0; i < len(more); i += 50 {
+		if _, err := ix.Apply(ctx, more[i:i+50]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var bigAfter int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM index_postings WHERE n > ?`, defaultChunkMax).Scan(&bigAfter); err != nil {
+		t.Fatal(err)
+	}
+	if bigAfter > big {
+		t.Errorf("%d chunks over %d entries after the merge, %d before: new ones were written", bigAfter, defaultChunkMax, big)
+	}
+	// Chunks from before stay as they were until a merge rewrites them:
+	// each is checked against the larger size it was written with.
+	ix.chunkMax = 512
+	terms, postings, split := comparePostings(t, ix)
+	t.Logf("%d → %d chunks over %d entries; %d tokens, %d postings, %d chunks after a token's first", big, bigAfter, defaultChunkMax, terms, postings, split)
+}
