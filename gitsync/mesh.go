@@ -186,7 +186,7 @@ func (g *Repo) fetchPeer(ctx context.Context, u string, opts Options) (plumbing.
 	err = auth.do(fctx, func(a transport.AuthMethod) error {
 		r, err := boundedValue(fctx, func() (result, error) {
 			// A peer serves its main only (anamnesis serve).
-			_, h, f, err := wr.fetchBranch(fctx, g.fetchTarget(st), a, func(advert) string { return Branch })
+			_, h, f, err := wr.fetchBranch(fctx, g, st, a, func(advert) string { return Branch })
 			return result{h, f}, err
 		})
 		res = r

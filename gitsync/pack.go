@@ -10,26 +10,23 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/anamnesis-memory/anamnesis/note"
-	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/storage"
 )
 
 // A hub or a peer is not trusted: what it sends is checked against these
-// bounds while it arrives, before any of it is stored (and before go-git
-// sees any of it, where go-git's parser still stores a pack). go-git sizes
-// its index writer by the object count a pack header claims
-// (idxfile.Writer.OnHeader: make(objects, 0, count), 8 bytes per claimed
-// object, 32 GB for a header claiming 4e9), and its parser inflates each
-// object whole into memory (Parser.resolveDeltas, Parser.get), so a blob
-// that inflates to gigabytes from a few MB on the wire is gigabytes of
-// heap. The pack scanner refuses both from the headers alone.
+// bounds while it arrives, before any of it is stored, from the headers
+// alone: a count or size the pack claims allocates nothing (go-git's pack
+// writer, which stored fetched packs before packindex.go, preallocated by
+// the claimed count, 32 GB for a header claiming 4e9, and inflated every
+// object whole, so a blob that inflates to gigabytes from a few MB on the
+// wire was gigabytes of heap).
 const (
 	// MaxPackObjects bounds the objects one fetch may bring. A first
 	// sync of a 100,000-note store is about 100,000 objects plus a few
@@ -288,12 +285,10 @@ type packScan struct {
 // makes, from the delta's own header), the inflated total and the bytes
 // on the wire. Memory is a few blocks plus 9 bytes per object (the types
 // of earlier objects, which ofs-deltas name by offset); nothing is
-// allocated by a size or count the pack claims. baseType finds the type
-// of a ref-delta's base outside the pack (nil: none known).
-func scanPack(src io.Reader, spool io.Writer, lim packLimits, baseType func(plumbing.Hash) (plumbing.ObjectType, bool)) (packScan, error) {
-	s := newPackScanner(src, spool, lim)
-	s.baseType = baseType
-	return s.scan()
+// allocated by a size or count the pack claims. A ref-delta is bounded
+// as an object of any type. (A fetch indexes as it scans: indexPack.)
+func scanPack(src io.Reader, spool io.Writer, lim packLimits) (packScan, error) {
+	return newPackScanner(src, spool, lim).scan()
 }
 
 // indexPack scans a pack as scanPack does and also names its objects
@@ -330,12 +325,11 @@ func (s *packScanner) scan() (packScan, error) {
 
 // packScanner is one scan's state.
 type packScanner struct {
-	pr       *packReader
-	lim      packLimits
-	baseType func(plumbing.Hash) (plumbing.ObjectType, bool)
-	ix       *packIndexer // nil: check only
-	res      packScan
-	sum      plumbing.Hash // the pack's checksum, when summed
+	pr  *packReader
+	lim packLimits
+	ix  *packIndexer // nil: check only
+	res packScan
+	sum plumbing.Hash // the pack's checksum, when summed
 	// Offsets only grow, so the types of earlier objects are two sorted
 	// slices, grown by append as objects arrive (never by the count).
 	offsets []int64
@@ -411,8 +405,8 @@ func (s *packScanner) object(i uint32) error {
 }
 
 // madeType is the type of what object i makes: its own, or a delta's
-// base's (AnyObject when the base is outside the pack and unknown), and
-// the index of a delta's base in the pack (-1: none, or not known).
+// base's (AnyObject for a ref-delta when only checking), and the index of
+// a delta's base in the pack (-1: none, or not known).
 func (s *packScanner) madeType(i uint32, typ plumbing.ObjectType, start int64) (int, plumbing.ObjectType, error) {
 	switch typ {
 	case plumbing.OFSDeltaObject:
@@ -439,11 +433,6 @@ func (s *packScanner) madeType(i uint32, typ plumbing.ObjectType, start int64) (
 				return 0, 0, fmt.Errorf("%w: object %d is a delta of %s, which is not earlier in the pack", errMalformedPack, i, h)
 			}
 			return j, s.types[j], nil
-		}
-		if s.baseType != nil {
-			if t, ok := s.baseType(h); ok {
-				return -1, t, nil
-			}
 		}
 		return -1, plumbing.AnyObject, nil
 	case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
@@ -631,46 +620,15 @@ func size(n int64) string {
 }
 
 // storePack checks the pack in r against lim while spooling it to a
-// file next to the repository's packs, and stores it into to only once
-// all of it has passed (a pack cut at a bound leaves nothing behind but
-// the spool, removed). In a repository on disk the scan also names the
-// objects, and the spool becomes the pack beside the index written from
-// those names; any other storage gets the checked pack through go-git's
-// parser. data is told of each block read from r (pack data, what the
-// progress-only bound watches).
-func storePack(to fetchTarget, r io.Reader, lim packLimits, data func()) error {
-	src := touchReader{r, data}
-	if to.packs != "" {
-		var keep func(plumbing.Hash, []byte)
-		if to.trees != nil {
-			keep = to.trees.put
-		}
-		return storeIndexedPack(to.st, to.packs, src, lim, keep)
-	}
-	st := to.st
-	f, remove, err := spoolFile(st)
-	if err != nil {
-		return fmt.Errorf("spool the pack: %w", err)
-	}
-	defer remove()
-	if _, err := scanPack(src, f, lim, func(h plumbing.Hash) (plumbing.ObjectType, bool) {
-		o, err := st.EncodedObject(plumbing.AnyObject, h)
-		if err != nil {
-			return plumbing.InvalidObject, false
-		}
-		return o.Type(), true
-	}); err != nil {
-		return err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("spool the pack: %w", err)
-	}
-	return packfile.UpdateObjectStorage(st, touchReader{f, data})
-}
-
-// storeIndexedPack spools, checks and indexes a pack into dir, then
-// makes st see it.
-func storeIndexedPack(st storage.Storer, dir string, src io.Reader, lim packLimits, keepTree func(plumbing.Hash, []byte)) error {
+// file in g's objects/pack, names its objects in the same scan, and puts
+// it in place beside the index written from those names only once all
+// of it has passed (a pack cut at a bound leaves nothing behind but the
+// spool, removed); then st (a storage over g's .git) sees it. The pack's
+// trees go to g's tree cache, for the merge that follows. data is told of
+// each block read from r (pack data, what the progress-only bound
+// watches).
+func (g *Repo) storePack(st storage.Storer, r io.Reader, lim packLimits, data func()) error {
+	dir := filepath.Join(g.gitDir, "objects", "pack")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("spool the pack: %w", err)
 	}
@@ -682,8 +640,8 @@ func storeIndexedPack(st storage.Storer, dir string, src io.Reader, lim packLimi
 		f.Close()
 		os.Remove(f.Name())
 	}()
-	ix := newPackIndexer(f, lim, keepTree)
-	res, sum, err := indexPack(src, f, lim, ix)
+	ix := newPackIndexer(f, lim, g.trees.put)
+	res, sum, err := indexPack(touchReader{r, data}, f, lim, ix)
 	if err != nil {
 		return err
 	}
@@ -711,26 +669,4 @@ func (t touchReader) Read(b []byte) (int, error) {
 		t.fn()
 	}
 	return n, err
-}
-
-// spoolFile is a temporary file in the repository's objects/pack when st
-// is a repository on disk (the pack ends up there anyway, and /tmp may be
-// memory), in the system's temporary directory otherwise.
-func spoolFile(st storage.Storer) (io.ReadWriteSeeker, func(), error) {
-	if fs, ok := st.(interface{ Filesystem() billy.Filesystem }); ok {
-		dir := fs.Filesystem().Join("objects", "pack")
-		if err := fs.Filesystem().MkdirAll(dir, 0o755); err != nil {
-			return nil, nil, err
-		}
-		f, err := fs.Filesystem().TempFile(dir, "tmp_spool_")
-		if err != nil {
-			return nil, nil, err
-		}
-		return f, func() { f.Close(); fs.Filesystem().Remove(f.Name()) }, nil
-	}
-	f, err := os.CreateTemp("", "anamnesis-pack-")
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, func() { f.Close(); os.Remove(f.Name()) }, nil
 }

@@ -50,7 +50,7 @@ func packObjects(t testing.TB, dir string, args ...string) []byte {
 func FuzzPackScanner(f *testing.F) {
 	for _, ref := range []bool{false, true} {
 		p := realPack(f, ref)
-		if _, err := scanPack(bytes.NewReader(p), io.Discard, defaultPackLimits(Bounds{}), nil); err != nil {
+		if _, err := scanPack(bytes.NewReader(p), io.Discard, defaultPackLimits(Bounds{})); err != nil {
 			f.Fatalf("a real pack: %v", err)
 		}
 		f.Add(p)
@@ -64,7 +64,7 @@ func FuzzPackScanner(f *testing.F) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		var spool bytes.Buffer
-		res, err := scanPack(bytes.NewReader(data), &spool, lim, nil)
+		res, err := scanPack(bytes.NewReader(data), &spool, lim)
 		runtime.ReadMemStats(&after)
 		// Buffers, the zlib state, 9 bytes an object (at most 1000) and
 		// the spool (the input itself): nothing by a claimed size.

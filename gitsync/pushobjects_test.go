@@ -15,6 +15,8 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage"
 
 	"github.com/anamnesis-memory/anamnesis/internal/testutil"
 )
@@ -451,5 +453,17 @@ func TestHavesReadThroughOurReader(t *testing.T) {
 		if len(got) != len(beyond) {
 			t.Errorf("packed %v: %d haves, want the %d commits the branches have beyond the tracking refs, and their tips", packed, len(got), len(beyond))
 		}
+	}
+}
+
+// storerParents reads commits' parents through go-git's storage st:
+// the reference the have lines are checked against.
+func storerParents(st storage.Storer) func(plumbing.Hash) ([]plumbing.Hash, error) {
+	return func(h plumbing.Hash) ([]plumbing.Hash, error) {
+		c, err := object.GetCommit(st, h)
+		if err != nil {
+			return nil, err
+		}
+		return c.ParentHashes, nil
 	}
 }

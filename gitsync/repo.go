@@ -21,7 +21,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage"
 
 	"github.com/anamnesis-memory/anamnesis/internal/platform"
 	"github.com/anamnesis-memory/anamnesis/note"
@@ -173,13 +172,6 @@ func (g *Repo) Dir() string { return g.dir }
 
 // GitDir is the .git directory.
 func (g *Repo) GitDir() string { return g.gitDir }
-
-// fetchTarget stores a fetch's pack into st, a storage over this
-// repository's .git: indexed by us into its objects/pack, its trees kept
-// for the merge that follows.
-func (g *Repo) fetchTarget(st storage.Storer) fetchTarget {
-	return fetchTarget{st: st, packs: filepath.Join(g.gitDir, "objects", "pack"), trees: &g.trees, commits: g.commitParents}
-}
 
 // commitParents reads commits' parents through one reader of our own
 // (see commitTree) until done.

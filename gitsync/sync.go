@@ -236,7 +236,7 @@ func (g *Repo) fetch(ctx context.Context, opts Options, auth *remoteAuth) (branc
 		r, err := boundedValue(fctx, func() (result, error) {
 			var r result
 			var err error
-			r.branch, r.head, r.fetched, err = wr.fetchBranch(fctx, g.fetchTarget(g.r.Storer), a, func(adv advert) string {
+			r.branch, r.head, r.fetched, err = wr.fetchBranch(fctx, g, g.r.Storer, a, func(adv advert) string {
 				b, why := adv.chooseBranch()
 				r.why = why
 				return b

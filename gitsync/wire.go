@@ -374,26 +374,12 @@ func (wr *wire) listRefs(ctx context.Context, auth transport.AuthMethod) (advert
 	return readAdvert(ar)
 }
 
-// fetchTarget is where a fetch stores what it brings.
-type fetchTarget struct {
-	st storage.Storer
-	// packs is st's objects/pack on disk: the pack is indexed and
-	// stored there by us. Empty: go-git's parser stores it in st.
-	packs string
-	// trees is told of the pack's trees, which the merge that follows
-	// reads (nil: not kept).
-	trees *treeCache
-	// commits reads local commits' parents for the "have" lines until
-	// done is called (nil: through st).
-	commits func() (parents func(plumbing.Hash) ([]plumbing.Hash, error), done func())
-}
-
 // fetchBranch fetches the branch choose picks from the advertisement
-// into to and returns the branch, its hash (zero when the hub has no
+// into g's objects (st is a storage over g's .git, whose refs say what
+// we have) and returns the branch, its hash (zero when the hub has no
 // such branch yet) and whether objects were transferred.
-func (wr *wire) fetchBranch(ctx context.Context, to fetchTarget, auth transport.AuthMethod,
+func (wr *wire) fetchBranch(ctx context.Context, g *Repo, st storage.Storer, auth transport.AuthMethod,
 	choose func(advert) string) (branch string, head plumbing.Hash, fetched bool, err error) {
-	st := to.st
 	sess, err := wr.tr.NewUploadPackSession(wr.ep, auth)
 	if err != nil {
 		return "", plumbing.ZeroHash, false, err
@@ -420,10 +406,7 @@ func (wr *wire) fetchBranch(ctx context.Context, to fetchTarget, auth transport.
 	}
 	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
 	req.Wants = []plumbing.Hash{want}
-	parents, done := storerParents(st), func() {}
-	if to.commits != nil {
-		parents, done = to.commits()
-	}
+	parents, done := g.commitParents()
 	req.Haves, err = haves(st, adv, parents)
 	done()
 	if err != nil {
@@ -450,7 +433,7 @@ func (wr *wire) fetchBranch(ctx context.Context, to fetchTarget, auth transport.
 		d.Progress = progressWriter{w: wr.watch}
 		r = d
 	}
-	if err := storePack(to, r, defaultPackLimits(wr.watch.bounds), wr.watch.touchData); err != nil {
+	if err := g.storePack(st, r, defaultPackLimits(wr.watch.bounds), wr.watch.touchData); err != nil {
 		return branch, plumbing.ZeroHash, false, err
 	}
 	return branch, want, true, nil
@@ -537,17 +520,6 @@ func walkCommits(tip plumbing.Hash, parents func(plumbing.Hash) ([]plumbing.Hash
 		for i := len(ps) - 1; i >= 0; i-- {
 			stack = append(stack, ps[i])
 		}
-	}
-}
-
-// storerParents reads commits' parents through st.
-func storerParents(st storage.Storer) func(plumbing.Hash) ([]plumbing.Hash, error) {
-	return func(h plumbing.Hash) ([]plumbing.Hash, error) {
-		c, err := object.GetCommit(st, h)
-		if err != nil {
-			return nil, err
-		}
-		return c.ParentHashes, nil
 	}
 }
 
