@@ -199,13 +199,9 @@ func (v *verifier) firstParentTree(c plumbing.Hash) (plumbing.Hash, error) {
 	if p, ok := v.commits[ps[0]]; ok {
 		return p.tree, nil
 	}
-	data, err := v.objs.raw(ps[0], plumbing.CommitObject, MaxCommitBytes)
+	t, _, err := v.objs.commit(ps[0])
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read history: %w", err)
-	}
-	t, _, err := parseCommitHeader(data)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read history: commit %s: %w", ps[0], err)
 	}
 	v.trees[t] = true // head's history is trusted
 	return t, nil
@@ -265,13 +261,9 @@ func history(ctx context.Context, objs *objects, h plumbing.Hash, set map[plumbi
 		}
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		data, err := objs.raw(c, plumbing.CommitObject, MaxCommitBytes)
+		_, parents, err := objs.commit(c)
 		if err != nil {
 			return fmt.Errorf("read history: %w", err)
-		}
-		_, parents, err := parseCommitHeader(data)
-		if err != nil {
-			return fmt.Errorf("read history: commit %s: %w", c, err)
 		}
 		set[c] = parents
 		for _, p := range parents {

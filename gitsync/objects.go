@@ -210,6 +210,20 @@ func (o *objects) read(h plumbing.Hash, t plumbing.ObjectType, limit int64) ([]b
 	return readObject(o.st, h, t, limit)
 }
 
+// commit reads commit h's tree and parents (its header checked as
+// parseCommitHeader does).
+func (o *objects) commit(h plumbing.Hash) (plumbing.Hash, []plumbing.Hash, error) {
+	data, err := o.raw(h, plumbing.CommitObject, MaxCommitBytes)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	tree, parents, err := parseCommitHeader(data)
+	if err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("commit %s: %w", h, err)
+	}
+	return tree, parents, nil
+}
+
 // loose reports whether h is a loose object.
 func (o *objects) loose(h plumbing.Hash) bool {
 	hex := h.String()

@@ -178,11 +178,7 @@ func (g *Repo) GitDir() string { return g.gitDir }
 func (g *Repo) commitParents() (parents func(plumbing.Hash) ([]plumbing.Hash, error), done func()) {
 	objs := g.openObjects()
 	return func(h plumbing.Hash) ([]plumbing.Hash, error) {
-		data, err := objs.raw(h, plumbing.CommitObject, MaxCommitBytes)
-		if err != nil {
-			return nil, err
-		}
-		_, ps, err := parseCommitHeader(data)
+		_, ps, err := objs.commit(h)
 		return ps, err
 	}, objs.Close
 }
@@ -284,13 +280,9 @@ func (g *Repo) commitTree(h plumbing.Hash) (plumbing.Hash, error) {
 	// again after each fetch.
 	objs := g.openObjects()
 	defer objs.Close()
-	data, err := objs.raw(h, plumbing.CommitObject, MaxCommitBytes)
+	tree, _, err := objs.commit(h) // its errors name h
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
-	}
-	tree, _, err := parseCommitHeader(data)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read commit %s: %w", h, err)
+		return plumbing.ZeroHash, fmt.Errorf("read a commit's tree: %w", err)
 	}
 	return tree, nil
 }
