@@ -171,15 +171,20 @@ func (g *Repo) commitFew(ctx context.Context, paths []string, msg string) (h plu
 	if err != nil {
 		return plumbing.ZeroHash, false, true, err
 	}
-	save := func(tree plumbing.Hash) error {
-		return g.replaceIndex(func(w io.Writer) error {
-			err := writeSplicedIndex(w, f, found.scan, found.edits(known), tree)
-			f.Close() // before the rename: Windows renames over no open file
-			return err
-		})
-	}
+	save := func(tree plumbing.Hash) error { return g.replaceIndexSpliced(f, found, known, tree) }
 	h, committed, err = g.record(head, headTree, tree, headTree, touched, msg, save)
 	return h, committed, true, err
+}
+
+// replaceIndexSpliced replaces .git/index by the index open in f (scanned
+// as found) with the found paths given staged's entries (none where
+// staged has none) and tree as its cache tree's root.
+func (g *Repo) replaceIndexSpliced(f *os.File, found pathsInIndex, staged map[string]*gitindex.Entry, tree plumbing.Hash) error {
+	return g.replaceIndex(func(w io.Writer) error {
+		err := writeSplicedIndex(w, f, found.scan, found.edits(staged), tree)
+		f.Close() // before the rename: Windows renames over no open file
+		return err
+	})
 }
 
 // replaceIndex writes .git/index with write through a temporary file and

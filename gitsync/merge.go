@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -597,70 +596,8 @@ func (g *Repo) writeFiles(objs *objects, paths []string, chs map[string]change) 
 // recordCheckout updates the git index for the checked-out paths and
 // moves main from from to to.
 func (g *Repo) recordCheckout(paths []string, chs map[string]change, from, to, fromTree, toTree plumbing.Hash) error {
-	if done, err := g.recordCheckoutSpliced(paths, chs, from, to, fromTree, toTree); done || err != nil {
-		return err
-	}
-	idx, mark, err := g.loadIndex()
-	if err != nil {
-		return err
-	}
-	// A first checkout (nothing checked out before, an empty index)
-	// leaves an index that is exactly to's tree.
-	first := from.IsZero() && len(idx.Entries) == 0
-	// One pass drops every stage of the changed paths (idx.Remove scans
-	// the whole index per call: a pull of 1,000 notes into 100,000 was
-	// 10^8 comparisons); the new entries are appended and sorted on save.
-	kept := idx.Entries[:0]
-	for _, e := range idx.Entries {
-		if _, ok := chs[e.Name]; !ok {
-			kept = append(kept, e)
-		}
-	}
-	idx.Entries = kept
-	for _, p := range paths {
-		c := chs[p]
-		if c.deleted {
-			continue
-		}
-		e := idx.Add(p)
-		e.Hash, e.Mode = c.e.Hash, c.e.Mode
-		if wf, err := statFile(filepath.Join(g.dir, filepath.FromSlash(p))); err == nil {
-			e.Size, e.ModifiedAt = uint32(wf.size), wf.mtime
-		}
-	}
-	// An index that was from's tree is now to's: say so, and the next
-	// commit starts from to's tree. Otherwise nothing is claimed.
-	var newMark plumbing.Hash
-	if (!mark.IsZero() && mark == fromTree) || first {
-		newMark = toTree
-	}
-	if err := g.moveBranch(from, to); err != nil {
-		return err
-	}
-	return g.saveIndex(idx, newMark)
-}
-
-// recordCheckoutSpliced is recordCheckout editing the git index around
-// the changed paths' entries (indexsplice.go) instead of decoding and
-// encoding all of them: 50 ms of a pull of 100 notes into 100,000. done
-// is false, and nothing changed, when the index is not fit for that
-// (missing, of a shape only go-git reads, torn, with a conflict stage).
-func (g *Repo) recordCheckoutSpliced(paths []string, chs map[string]change, from, to, fromTree, toTree plumbing.Hash) (done bool, err error) {
-	names := make([]string, 0, len(chs))
-	for p := range chs {
-		names = append(names, p)
-	}
-	slices.Sort(names)
-	f, fi, err := g.openIndex()
-	if err != nil {
-		return false, nil
-	}
-	defer f.Close()
-	found, err := findPaths(f, fi.Size(), names)
-	if err != nil || found.scan.stages {
-		return false, nil
-	}
-	// Every entry of a changed path goes; the checked-out ones come back.
+	// Every entry of a changed path goes; the checked-out ones come back
+	// with their stat data.
 	staged := make(map[string]*gitindex.Entry, len(paths))
 	for _, p := range paths {
 		c := chs[p]
@@ -673,18 +610,63 @@ func (g *Repo) recordCheckoutSpliced(paths []string, chs map[string]change, from
 		}
 		staged[p] = e
 	}
-	var newMark plumbing.Hash
-	if mark := found.scan.tree; !mark.IsZero() && mark == fromTree {
-		newMark = toTree
+	// An index that was from's tree is now to's, and so is an empty one
+	// of a first checkout: say so, and the next commit starts from to's
+	// tree. Otherwise nothing is claimed.
+	markAfter := func(mark plumbing.Hash, empty bool) plumbing.Hash {
+		if (!mark.IsZero() && mark == fromTree) || (from.IsZero() && empty) {
+			return toTree
+		}
+		return plumbing.ZeroHash
+	}
+	if done, err := g.recordCheckoutSpliced(chs, staged, from, to, markAfter); done || err != nil {
+		return err
+	}
+	idx, mark, err := g.loadIndex()
+	if err != nil {
+		return err
+	}
+	newMark := markAfter(mark, len(idx.Entries) == 0)
+	// One pass drops every stage of the changed paths (idx.Remove scans
+	// the whole index per call: a pull of 1,000 notes into 100,000 was
+	// 10^8 comparisons); the new entries are appended and sorted on save.
+	kept := idx.Entries[:0]
+	for _, e := range idx.Entries {
+		if _, ok := chs[e.Name]; !ok {
+			kept = append(kept, e)
+		}
+	}
+	idx.Entries = kept
+	for _, e := range staged {
+		idx.Entries = append(idx.Entries, e)
+	}
+	if err := g.moveBranch(from, to); err != nil {
+		return err
+	}
+	return g.saveIndex(idx, newMark)
+}
+
+// recordCheckoutSpliced is recordCheckout editing the git index around
+// the changed paths' entries (indexsplice.go) instead of decoding and
+// encoding all of them: 50 ms of a pull of 100 notes into 100,000. done
+// is false, and nothing changed, when the index is not fit for that
+// (missing, of a shape only go-git reads, torn, with a conflict stage).
+func (g *Repo) recordCheckoutSpliced(chs map[string]change, staged map[string]*gitindex.Entry, from, to plumbing.Hash,
+	markAfter func(mark plumbing.Hash, empty bool) plumbing.Hash) (done bool, err error) {
+	names := slices.Sorted(maps.Keys(chs))
+	f, fi, err := g.openIndex()
+	if err != nil {
+		return false, nil
+	}
+	defer f.Close()
+	found, err := findPaths(f, fi.Size(), names)
+	if err != nil || found.scan.stages {
+		return false, nil
 	}
 	if err := g.moveBranch(from, to); err != nil {
 		return true, err
 	}
-	return true, g.replaceIndex(func(w io.Writer) error {
-		err := writeSplicedIndex(w, f, found.scan, found.edits(staged), newMark)
-		f.Close() // before the rename: Windows renames over no open file
-		return err
-	})
+	return true, g.replaceIndexSpliced(f, found, staged, markAfter(found.scan.tree, found.scan.count == 0))
 }
 
 // writeWorktreeFile writes data to abs, whose directory exists, through
