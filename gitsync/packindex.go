@@ -319,32 +319,10 @@ func (ix *packIndexer) installPack(dir string, spool *os.File, sum plumbing.Hash
 	}
 	defer os.Remove(idx.Name())
 	err = ix.writeIndex(idx, sum)
-	if err == nil {
-		err = idx.Sync()
-	}
-	if cerr := idx.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(idx.Name(), 0o444)
-	}
-	if err == nil {
-		err = platform.Rename(idx.Name(), base+".idx")
-	}
-	if err != nil {
+	if err = settle(idx, base+".idx", err); err != nil {
 		return fmt.Errorf("write the pack's index: %w", err)
 	}
-	err = spool.Sync()
-	if cerr := spool.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(spool.Name(), 0o444)
-	}
-	if err == nil {
-		err = platform.Rename(spool.Name(), base+".pack")
-	}
-	if err != nil {
+	if err := settle(spool, base+".pack", nil); err != nil {
 		return fmt.Errorf("store the pack: %w", err)
 	}
 	// The ref that names the pack's commits is synced next; the renames
@@ -354,4 +332,22 @@ func (ix *packIndexer) installPack(dir string, spool *os.File, sum plumbing.Hash
 		d.Close()
 	}
 	return nil
+}
+
+// settle puts the file written in f (err: how writing it went) at path,
+// read-only as git's pack files are: synced, closed, then renamed.
+func settle(f *os.File, path string, err error) error {
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o444)
+	}
+	if err == nil {
+		err = platform.Rename(f.Name(), path)
+	}
+	return err
 }
