@@ -149,6 +149,14 @@ func (o *objects) locate(h plumbing.Hash) (int, int64, bool) {
 	return 0, 0, false
 }
 
+// has reports whether h is in the packs or loose.
+func (o *objects) has(h plumbing.Hash) bool {
+	if _, _, ok := o.locate(h); ok {
+		return true
+	}
+	return o.loose(h)
+}
+
 // readOrder sorts paths by where their blobs are: loose ones first, then
 // by pack and offset. Read in that order, a delta's base was read just
 // before (git writes bases first and near), so a small cache serves
@@ -222,6 +230,12 @@ func (o *objects) commit(h plumbing.Hash) (plumbing.Hash, []plumbing.Hash, error
 		return plumbing.ZeroHash, nil, fmt.Errorf("commit %s: %w", h, err)
 	}
 	return tree, parents, nil
+}
+
+// parents reads commit h's parents.
+func (o *objects) parents(h plumbing.Hash) ([]plumbing.Hash, error) {
+	_, ps, err := o.commit(h)
+	return ps, err
 }
 
 // loose reports whether h is a loose object.

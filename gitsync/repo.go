@@ -177,10 +177,7 @@ func (g *Repo) GitDir() string { return g.gitDir }
 // (see commitTree) until done.
 func (g *Repo) commitParents() (parents func(plumbing.Hash) ([]plumbing.Hash, error), done func()) {
 	objs := g.openObjects()
-	return func(h plumbing.Hash) ([]plumbing.Hash, error) {
-		_, ps, err := objs.commit(h)
-		return ps, err
-	}, objs.Close
+	return objs.parents, objs.Close
 }
 
 // signature is the author and committer of every commit made here. The

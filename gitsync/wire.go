@@ -401,14 +401,17 @@ func (wr *wire) fetchBranch(ctx context.Context, g *Repo, st storage.Storer, aut
 	if !ok {
 		return branch, plumbing.ZeroHash, false, nil
 	}
-	if _, err := st.EncodedObject(plumbing.AnyObject, want); err == nil {
+	// Through our reader: go-git decoded every pack's index to find an
+	// object it does not have (80 ms of a pull at 100,000 notes).
+	objs := g.openObjects()
+	if objs.has(want) {
+		objs.Close()
 		return branch, want, false, nil // nothing new
 	}
 	req := packp.NewUploadPackRequestFromCapabilities(ar.Capabilities)
 	req.Wants = []plumbing.Hash{want}
-	parents, done := g.commitParents()
-	req.Haves, err = haves(st, adv, parents)
-	done()
+	req.Haves, err = haves(st, adv, objs.parents)
+	objs.Close()
 	if err != nil {
 		return branch, plumbing.ZeroHash, false, err
 	}
