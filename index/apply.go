@@ -175,12 +175,13 @@ type applier struct {
 	statements int
 
 	chunkMax, chunkTarget int
+	tailFrom, tailRows    int64 // see tail.go
 }
 
 func (ix *Index) newApplier(ctx context.Context, tx *sql.Tx, post postingSink) *applier {
 	_, rebuild := post.(*bulkPostings)
 	return &applier{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}, rebuild: rebuild, post: post,
-		chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget}
+		chunkMax: ix.chunkMax, chunkTarget: ix.chunkTarget, tailFrom: ix.tailFrom, tailRows: ix.tailRows}
 }
 
 // finish writes what was accumulated: the postings and the note count.

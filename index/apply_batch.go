@@ -19,6 +19,7 @@ const (
 	routeAppend = iota // appended to the last chunk in SQL
 	routeNew           // a token new to the store: its first chunks
 	routeMerge         // chunks read, merged and written back
+	routeTail          // appended to the token's tail row (tail.go)
 )
 
 // listWriter batches the statements of [postingEdits.write]: it reads the
@@ -29,7 +30,7 @@ const (
 type listWriter struct {
 	a      *applier
 	tails  map[string]tail // the current batch's tokens that have a chunk
-	routes *[3]int         // tokens written by each route, for tests
+	routes *[4]int         // tokens written by each route, for tests
 
 	appends []any // term, first, entries, last, data: appended to a chunk
 	puts    []any // term, first, n, last, data: a chunk (re)written whole

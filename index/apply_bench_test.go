@@ -36,7 +36,7 @@ func BenchmarkApply1000To10k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var cpu time.Duration
-	var routes [3]int
+	var routes [4]int
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		p := filepath.Join(b.TempDir(), "index.db")
@@ -62,7 +62,7 @@ func BenchmarkApply1000To10k(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-	for i, name := range []string{"appended", "new", "merged"} {
+	for i, name := range []string{"appended", "new", "merged", "tail"} {
 		b.ReportMetric(float64(routes[i])/float64(b.N), name+"-tokens/op")
 	}
 }

@@ -271,5 +271,8 @@ func (b *bulkPostings) write(a *applier) error {
 			return err
 		}
 	}
+	if err := markHigh(a); err != nil {
+		return err
+	}
 	return a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaTokenCount, b.tokens)
 }

@@ -13,7 +13,8 @@ type PostingsReport struct {
 }
 
 // CheckPostings reads FTS5's vocabulary (fts5vocab 'row': each token and
-// how many notes hold it) and compares it with index_df and the totals
+// how many notes hold it) and compares it with index_df and index_tail
+// and the totals
 // search scores with. Any difference means search ranks differently from
 // FTS5: a rebuild repairs it. It reads every token of the index once.
 func (ix *Index) CheckPostings(ctx context.Context) (PostingsReport, error) {
@@ -30,7 +31,8 @@ func (ix *Index) CheckPostings(ctx context.Context) (PostingsReport, error) {
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.check_vocab`)
 	ours := map[string]int64{}
-	rows, err := conn.QueryContext(ctx, `SELECT term, df FROM index_df`)
+	// A token's count is its chunks' plus its tail row's (tail.go).
+	rows, err := conn.QueryContext(ctx, `SELECT term, df FROM index_df UNION ALL SELECT term, n FROM index_tail`)
 	if err != nil {
 		return r, ix.wrap("check", err)
 	}
@@ -41,7 +43,7 @@ func (ix *Index) CheckPostings(ctx context.Context) (PostingsReport, error) {
 			rows.Close()
 			return r, ix.wrap("check", err)
 		}
-		ours[t] = df
+		ours[t] += df
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

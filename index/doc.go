@@ -7,10 +7,11 @@
 // own bookkeeping lives in index_files (per-file size, mtime and content
 // hash, which make reconcile cheap), index_meta (schema version, last
 // indexed commit, note and token totals, and the stat cache of
-// statcache.go), and index_postings and index_df.
+// statcache.go), and index_postings, index_df and index_tail.
 //
-// Those two hold our own copy of FTS5's inverted index: per token, chunks
-// of (rowid, count, note length), kept in the same transaction as
+// Those three hold our own copy of FTS5's inverted index: per token, chunks
+// of (rowid, count, note length), and in a large store one row of the
+// newest entries after them (tail.go), kept in the same transaction as
 // memories_fts. Search scores FTS5's bm25 formula from them in Go, bit
 // for bit (postings.go, bm25.go, rank_postings.go), because FTS5's bm25() costs about
 // 2.5 µs for every note sharing a word with the query; memories_fts stays
@@ -30,7 +31,7 @@
 // rank_fts5.go (the two rankers), read.go (list, get, counts and other
 // reads), apply.go (changes and rebuilds), postings.go (the chunks),
 // bulk.go (the chunks of a rebuild), statcache.go (sizes and mtimes in
-// one row),
+// one row), tail.go (a large store's newest entries),
 // check.go (postings against FTS5), schema.go, index.go (open, meta).
 //
 // Every FTS row has the same rowid as its memories row. Updating or

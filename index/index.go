@@ -59,8 +59,9 @@ type Index struct {
 	paths SearchPaths
 	accs  sync.Pool // *[]float64 score arrays (rank_postings.go)
 
-	chunkMax, chunkTarget int // posting chunk sizes (postings.go)
-	readyBudget           int // complete chunks a rebuild holds, in bytes (bulk.go; 0: the default)
+	chunkMax, chunkTarget int   // posting chunk sizes (postings.go)
+	tailFrom, tailRows    int64 // when pulls append to index_tail, and its rows (tail.go)
+	readyBudget           int   // complete chunks a rebuild holds, in bytes (bulk.go; 0: the default)
 
 	vmu   sync.Mutex
 	vsets map[string]*vecSet // by model (vectors.go)
@@ -127,7 +128,8 @@ func Open(ctx context.Context, path string, o Options) (ix *Index, needsRebuild 
 	if err != nil {
 		return nil, false, fmt.Errorf("open index %s: %w", path, err)
 	}
-	ix = &Index{db: db, path: path, busy: busy, cacheStmts: o.CacheStatements, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
+	ix = &Index{db: db, path: path, busy: busy, cacheStmts: o.CacheStatements, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget,
+		tailFrom: defaultTailFrom, tailRows: defaultTailRows}
 	defer func() {
 		if err != nil {
 			db.Close()
@@ -160,7 +162,8 @@ func OpenReadOnly(ctx context.Context, path string) (ix *Index, needsRebuild boo
 	if err != nil {
 		return nil, false, fmt.Errorf("open index %s: %w", path, err)
 	}
-	ix = &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget}
+	ix = &Index{db: db, path: path, stmts: map[string]*sql.Stmt{}, chunkMax: defaultChunkMax, chunkTarget: defaultChunkTarget,
+		tailFrom: defaultTailFrom, tailRows: defaultTailRows}
 	needsRebuild, err = ix.NeedsRebuild(ctx)
 	if err != nil {
 		db.Close()

@@ -133,7 +133,7 @@ type postingEdits struct {
 	tokens int64 // change in the total token count of all notes
 	doc    int   // sequence number of the note being tokenized
 	seen   []*termEdits
-	routes [3]int // tokens written by each route of termEdits.write
+	routes [4]int // tokens written by each route (termEdits.write, the tail)
 }
 
 type postingOp struct {
@@ -209,8 +209,69 @@ func (e *postingEdits) write(a *applier) error {
 			terms = append(terms, term)
 		}
 	}
-	// Sorted, the batches walk the b-tree in key order.
+	if len(terms) > 0 {
+		if err := e.writeLists(a, terms); err != nil {
+			return err
+		}
+	}
+	if e.tokens == 0 {
+		return nil
+	}
+	return a.exec(`UPDATE index_meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?`, e.tokens, metaTokenCount)
+}
+
+// writeLists sends each token's edits to its tail row where they are
+// appends (tail.go), and merges the others, with the tail rows folded
+// back, into the chunks.
+func (e *postingEdits) writeLists(a *applier, terms []string) error {
+	// Sorted, the batches walk the b-trees in key order.
 	slices.Sort(terms)
+	tw, err := newTailWriter(a)
+	if err != nil {
+		return err
+	}
+	merge := make([]string, 0, len(terms))
+	for rest := terms; len(rest) > 0; {
+		part := rest[:min(len(rest), rowsPerStatement)]
+		rest = rest[len(part):]
+		if err := tw.read(part); err != nil {
+			return err
+		}
+		for _, term := range part {
+			took, err := tw.take(term, e.terms[term])
+			if err != nil {
+				return fmt.Errorf("postings of %q: %w", term, err)
+			}
+			if took {
+				e.routes[routeTail]++
+			} else {
+				merge = append(merge, term)
+			}
+		}
+	}
+	if err := tw.flush(); err != nil {
+		return err
+	}
+	folded, foldedTerms, err := tw.surplus()
+	if err != nil {
+		return err
+	}
+	for _, term := range foldedTerms {
+		e.terms[term] = folded[term]
+	}
+	if len(foldedTerms) > 0 {
+		merge = append(merge, foldedTerms...)
+		slices.Sort(merge)
+	}
+	if err := e.merge(a, merge); err != nil {
+		return err
+	}
+	return markHigh(a)
+}
+
+// merge writes the edits of terms (sorted) into their chunks and moves
+// their note counts.
+func (e *postingEdits) merge(a *applier, terms []string) error {
 	w := &listWriter{a: a, tails: map[string]tail{}, routes: &e.routes}
 	for len(terms) > 0 {
 		part := terms[:min(len(terms), rowsPerStatement)]
@@ -224,13 +285,7 @@ func (e *postingEdits) write(a *applier) error {
 			}
 		}
 	}
-	if err := w.flush(); err != nil {
-		return err
-	}
-	if e.tokens == 0 {
-		return nil
-	}
-	return a.exec(`UPDATE index_meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?`, e.tokens, metaTokenCount)
+	return w.flush()
 }
 
 // chunk is one stored chunk of a list, decoded.

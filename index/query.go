@@ -60,7 +60,7 @@ func (ix *Index) DistinctiveWords(ctx context.Context, text string, frac float64
 		return nil, ix.wrap("read", err)
 	}
 	limit := distinctiveLimit(n, frac)
-	st, err := ix.txStmt(ctx, tx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
+	st, err := ix.txStmt(ctx, tx, dfSQL)
 	if err != nil {
 		return nil, ix.wrap("read", err)
 	}

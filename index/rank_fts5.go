@@ -127,7 +127,7 @@ func (ix *Index) plan(ctx context.Context, tx *sql.Tx, toks []string) (queryPlan
 	if err := tx.QueryRowContext(ctx, `SELECT CAST(value AS INTEGER) FROM index_meta WHERE key = ?`, metaDocCount).Scan(&n); err != nil {
 		return p, ix.wrap("search", err)
 	}
-	st, err := ix.txStmt(ctx, tx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
+	st, err := ix.txStmt(ctx, tx, dfSQL)
 	if err != nil {
 		return p, ix.wrap("search", err)
 	}

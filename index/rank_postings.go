@@ -20,7 +20,10 @@ var errNeedFTS5 = errors.New("query needs FTS5's ranking")
 type termList struct {
 	df     int64
 	firsts []int64  // chunk keys, read with chunks
-	chunks [][]byte // read only when the token is scored
+	chunks [][]byte // read only when the token is scored, the tail row last
+	// The tail row alone, read by a lookup before chunks are (tail.go).
+	tail              tailRow
+	hasTail, tailRead bool
 }
 
 // postingScorer holds one query's state: FTS5's table statistics and the
@@ -140,7 +143,7 @@ func (ix *Index) loadStats(ctx context.Context, tx *sql.Tx, terms []string) (*qu
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(rowid), 0) FROM memories`).Scan(&q.maxRowid); err != nil {
 		return nil, ix.wrap("search", err)
 	}
-	st, err := ix.txStmt(ctx, tx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`)
+	st, err := ix.txStmt(ctx, tx, dfSQL)
 	if err != nil {
 		return nil, ix.wrap("search", err)
 	}
@@ -257,7 +260,31 @@ func (ix *Index) chunks(ctx context.Context, tx *sql.Tx, term string) ([]int64, 
 	if err := rows.Err(); err != nil {
 		return nil, nil, ix.wrap("search", err)
 	}
+	// The token's tail row comes after its chunks (tail.go).
+	r, ok, err := ix.tailRow(ctx, tx, term)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok {
+		firsts, out = append(firsts, r.first), append(out, r.data)
+	}
 	return firsts, out, nil
+}
+
+// tailRow reads a token's tail row; ok is false when it has none.
+func (ix *Index) tailRow(ctx context.Context, tx *sql.Tx, term string) (r tailRow, ok bool, err error) {
+	st, err := ix.txStmt(ctx, tx, `SELECT first, data FROM index_tail WHERE term = ?`)
+	if err != nil {
+		return r, false, ix.wrap("search", err)
+	}
+	err = st.QueryRowContext(ctx, term).Scan(&r.first, &r.data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, ix.wrap("search", err)
+	}
+	return r, true, nil
 }
 
 // floored reports whether FTS5 floors the IDF of a token in df notes.
@@ -410,6 +437,24 @@ func (q *queryStats) rescore(ctx context.Context, ix *Index, tx *sql.Tx, terms [
 	return nil
 }
 
+// chunkOf reads the chunk of term's list that would hold rowid into
+// data (nil when there is none).
+func (ix *Index) chunkOf(ctx context.Context, tx *sql.Tx, term string, rowid int64, data *[]byte) error {
+	st, err := ix.txStmt(ctx, tx, `SELECT data FROM index_postings WHERE term = ? AND first <= ? ORDER BY first DESC LIMIT 1`)
+	if err != nil {
+		return ix.wrap("search", err)
+	}
+	err = st.QueryRowContext(ctx, term, rowid).Scan(data)
+	if errors.Is(err, sql.ErrNoRows) {
+		*data = nil
+		return nil
+	}
+	if err != nil {
+		return ix.wrap("search", err)
+	}
+	return nil
+}
+
 // lookup finds rowid's entry in a token's list: in its chunks when they
 // were read, else in the one chunk that would hold it.
 func (ix *Index) lookup(ctx context.Context, tx *sql.Tx, term string, l *termList, rowid int64) (posting, bool, error) {
@@ -424,16 +469,17 @@ func (ix *Index) lookup(ctx context.Context, tx *sql.Tx, term string, l *termLis
 		}
 		data = l.chunks[i]
 	} else {
-		st, err := ix.txStmt(ctx, tx, `SELECT data FROM index_postings WHERE term = ? AND first <= ? ORDER BY first DESC LIMIT 1`)
-		if err != nil {
-			return posting{}, false, ix.wrap("search", err)
+		if !l.tailRead {
+			var err error
+			if l.tail, l.hasTail, err = ix.tailRow(ctx, tx, term); err != nil {
+				return posting{}, false, err
+			}
+			l.tailRead = true
 		}
-		err = st.QueryRowContext(ctx, term, rowid).Scan(&data)
-		if errors.Is(err, sql.ErrNoRows) {
-			return posting{}, false, nil
-		}
-		if err != nil {
-			return posting{}, false, ix.wrap("search", err)
+		if l.hasTail && rowid >= l.tail.first {
+			data = l.tail.data
+		} else if err := ix.chunkOf(ctx, tx, term, rowid, &data); err != nil || data == nil {
+			return posting{}, false, err
 		}
 	}
 	r := postingReader{b: data}

@@ -197,7 +197,7 @@ func (ix *Index) RarestWords(ctx context.Context, words []string, n int) ([]stri
 		}
 		seen[terms[0]] = true
 		var c int64
-		err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(df), 0) FROM index_df WHERE term = ?`, terms[0]).Scan(&c)
+		err := ix.db.QueryRowContext(ctx, dfSQL, terms[0]).Scan(&c)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, ix.wrap("read", err)
 		}

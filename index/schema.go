@@ -10,7 +10,7 @@ import (
 // SchemaVersion is this implementation's index layout. Bump it whenever
 // the tables below change; opening an index with another version drops
 // and rebuilds every derived table from the files.
-const SchemaVersion = "go-11"
+const SchemaVersion = "go-12"
 
 // pythonUserVersion is the PRAGMA user_version the Python tool writes for
 // the same table layout; we set it so its dashboard accepts the file.
@@ -28,6 +28,7 @@ var dropStatements = []string{
 	`DROP TABLE IF EXISTS index_terms`, // go-2
 	`DROP TABLE IF EXISTS index_postings`,
 	`DROP TABLE IF EXISTS index_df`,
+	`DROP TABLE IF EXISTS index_tail`,
 	`DROP TABLE IF EXISTS index_meta`,
 }
 
@@ -158,6 +159,15 @@ var schemaStatements = []string{
 	`CREATE TABLE IF NOT EXISTS index_df (
   term TEXT PRIMARY KEY,
   df   INTEGER NOT NULL
+) WITHOUT ROWID`,
+	// A token's newest entries in a large store, after its chunks
+	// (tail.go): one row a token, shaped like a chunk.
+	`CREATE TABLE IF NOT EXISTS index_tail (
+  term  TEXT PRIMARY KEY,
+  first INTEGER NOT NULL,
+  n     INTEGER NOT NULL,
+  last  INTEGER NOT NULL,
+  data  BLOB NOT NULL
 ) WITHOUT ROWID`,
 	`CREATE TABLE IF NOT EXISTS index_meta (
   key   TEXT PRIMARY KEY,
