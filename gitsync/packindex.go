@@ -246,15 +246,15 @@ func applyDelta(base, delta []byte, limit int64) ([]byte, error) {
 // layout: git index-pack writes the same bytes for the same pack): a
 // fan-out table by first byte, the names sorted, their CRC-32s, their
 // offsets (over 2 GiB in a table of 64-bit ones), the pack's checksum
-// and the index's own. An object named twice is listed once, at its
-// first offset.
+// and the index's own. An object the pack holds twice is listed twice,
+// in the order it comes in the pack, as git index-pack lists it: git
+// refuses a pack whose index counts fewer objects than its header.
 func (ix *packIndexer) writeIndex(w io.Writer, pack plumbing.Hash) error {
 	order := make([]int32, len(ix.names))
 	for i := range order {
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return bytes.Compare(ix.names[a][:], ix.names[b][:]) })
-	order = slices.CompactFunc(order, func(a, b int32) bool { return ix.names[a] == ix.names[b] })
 	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
 	var b [8]byte

@@ -390,3 +390,27 @@ func FuzzPackIndexer(f *testing.F) {
 		}
 	})
 }
+
+// TestPackWithAnObjectTwiceIsGits: git index-pack takes a pack that holds
+// an object twice and lists it twice (git never writes one, but a hub
+// may serve it); an index that listed it once would make git refuse the
+// whole pack ("claims to have 3 objects while index indicates 2").
+func TestPackWithAnObjectTwiceIsGits(t *testing.T) {
+	p := pack(whole(3, []byte("twice\n")), whole(3, []byte("once\n")), whole(3, []byte("twice\n")))
+	want, gitName := gitIndex(t, p)
+	got, sum, err := indexed(t, p, defaultPackLimits(Bounds{}), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.String() != gitName || !bytes.Equal(got, want) {
+		t.Fatalf("index of %d bytes for pack %s, git's %d bytes for %s", len(got), sum, len(want), gitName)
+	}
+	dir := t.TempDir()
+	testutil.Git(t, dir, "init", "-q")
+	base := filepath.Join(dir, ".git", "objects", "pack", "pack-"+sum.String())
+	os.WriteFile(base+".pack", p, 0o444)
+	os.WriteFile(base+".idx", got, 0o444)
+	if out := testutil.Git(t, dir, "cat-file", "blob", plumbing.ComputeHash(plumbing.BlobObject, []byte("twice\n")).String()); out != "twice\n" {
+		t.Fatalf("git reads %q from the pack", out)
+	}
+}
