@@ -173,6 +173,9 @@ type SyncReport struct {
 	// (a mesh sync that found no peer to ask).
 	Warnings  []string      `json:"warnings,omitempty"`
 	Reindexed ReindexCounts `json:"reindexed"`
+	// PacksMerged counts the packs in .git this sync merged into one
+	// (each fetch leaves a pack; gitsync keeps their number down).
+	PacksMerged int `json:"packs_merged,omitempty"`
 	// Native is what the import of Claude Code's auto memory before the
 	// sync did (`anamnesis sync` runs it; Sync itself does not).
 	Native *NativeReport `json:"native,omitempty"`
@@ -215,6 +218,10 @@ func (s *Store) Sync(ctx context.Context, opts SyncOptions) (SyncReport, error) 
 		out.Warnings = append(out.Warnings, mesh.warning)
 	}
 	out.Branch, out.BranchNote = rep.Branch, rep.BranchNote
+	out.PacksMerged = rep.PacksMerged
+	if rep.PackError != "" {
+		out.Warnings = append(out.Warnings, "the synced notes are safe, but merging .git's packs failed: "+rep.PackError)
+	}
 	for _, p := range homePaths(rep.TooLarge) {
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s is over %d bytes, the most a note may be: not committed, so not synced (other machines would refuse it)", p, gitsync.MaxBlobBytes))
 	}

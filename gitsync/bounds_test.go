@@ -89,13 +89,6 @@ func sendPack(pack []byte) func(ctx context.Context, w io.Writer, flush func()) 
 	}
 }
 
-// packHeader is a pack's first 12 bytes.
-func packHeader(count uint32) []byte {
-	h := []byte("PACK\x00\x00\x00\x02\x00\x00\x00\x00")
-	binary.BigEndian.PutUint32(h[8:], count)
-	return h
-}
-
 // objectHeader is a pack object's type and size.
 func objectHeader(typ byte, sz int64) []byte {
 	b := []byte{typ<<4 | byte(sz&15)}

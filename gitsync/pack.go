@@ -648,7 +648,7 @@ func (g *Repo) storePack(st storage.Storer, r io.Reader, lim packLimits, data fu
 	if res.objects == 0 {
 		return nil
 	}
-	if err := ix.installPack(dir, f, sum); err != nil {
+	if err := installPack(dir, f, sum, &ix.idxEntries); err != nil {
 		return err
 	}
 	if r, ok := st.(interface{ Reindex() }); ok {

@@ -20,8 +20,10 @@ type packIdx struct {
 	n      int
 	fanout []byte // 256 big-endian counts, each of names up to that first byte
 	names  []byte // n × 20, sorted
+	crcs   []byte // n × 4: each entry's CRC-32
 	offs   []byte // n × 4; the high bit set: an index into large
 	large  []byte // 8 bytes each
+	pack   []byte // the pack's checksum
 }
 
 // readPackIdx reads and checks the index at path. An index whose layout
@@ -64,8 +66,10 @@ func parsePackIdx(data []byte) (*packIdx, error) {
 	}
 	x.n = n
 	x.names = data[head : head+20*n]
-	x.offs = data[head+24*n : head+28*n] // after the names and the CRC-32s
+	x.crcs = data[head+20*n : head+24*n]
+	x.offs = data[head+24*n : head+28*n]
 	x.large = data[head+28*n : head+28*n+largeBytes]
+	x.pack = data[len(data)-40 : len(data)-20]
 	return x, nil
 }
 

@@ -50,7 +50,7 @@ func TestPackIdxFindsWhatGitLists(t *testing.T) {
 // TestPackIdxLargeOffsets: offsets past 2 GiB go through the index's
 // table of 64-bit offsets, written and read back.
 func TestPackIdxLargeOffsets(t *testing.T) {
-	ix := &packIndexer{}
+	ix := &idxEntries{}
 	for i, off := range []int64{12, 1<<31 - 1, 1 << 31, 5 << 32, 1 << 40} {
 		ix.names = append(ix.names, plumbing.ComputeHash(plumbing.BlobObject, []byte{byte(i)}))
 		ix.offs = append(ix.offs, off)
@@ -74,7 +74,7 @@ func TestPackIdxLargeOffsets(t *testing.T) {
 // FuzzPackIdx: whatever the bytes, reading them as an index returns (no
 // panic), and so does every lookup in one that was accepted.
 func FuzzPackIdx(f *testing.F) {
-	ix := &packIndexer{names: []plumbing.Hash{{1}, {2, 3}}, offs: []int64{12, 1 << 33}, crcs: []uint32{1, 2}}
+	ix := &idxEntries{names: []plumbing.Hash{{1}, {2, 3}}, offs: []int64{12, 1 << 33}, crcs: []uint32{1, 2}}
 	var buf bytes.Buffer
 	ix.writeIndex(&buf, plumbing.ZeroHash)
 	f.Add(buf.Bytes())

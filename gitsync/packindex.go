@@ -34,11 +34,9 @@ const packBaseCacheBytes = 32 << 20
 // after the scanner had already inflated every object once: half a
 // second of a first sync of 10,000 notes, 0.13 s of a pull into 100,000.
 type packIndexer struct {
-	spool  io.ReaderAt
-	lim    packLimits
-	offs   []int64
-	crcs   []uint32
-	names  []plumbing.Hash
+	spool io.ReaderAt
+	lim   packLimits
+	idxEntries
 	baseOf []int32 // a delta's base, by index; -1 for a whole object
 	// byName finds an object by name for ref-deltas, made on the first.
 	byName map[plumbing.Hash]int32
@@ -242,6 +240,14 @@ func applyDelta(base, delta []byte, limit int64) ([]byte, error) {
 	return out, nil
 }
 
+// idxEntries is what a pack's index lists: each object's name, the CRC-32
+// of its entry and where the entry starts, in the pack's order.
+type idxEntries struct {
+	offs  []int64
+	crcs  []uint32
+	names []plumbing.Hash
+}
+
 // writeIndex writes the pack's index, version 2 (git's format and
 // layout: git index-pack writes the same bytes for the same pack): a
 // fan-out table by first byte, the names sorted, their CRC-32s, their
@@ -249,7 +255,7 @@ func applyDelta(base, delta []byte, limit int64) ([]byte, error) {
 // and the index's own. An object the pack holds twice is listed twice,
 // in the order it comes in the pack, as git index-pack lists it: git
 // refuses a pack whose index counts fewer objects than its header.
-func (ix *packIndexer) writeIndex(w io.Writer, pack plumbing.Hash) error {
+func (ix *idxEntries) writeIndex(w io.Writer, pack plumbing.Hash) error {
 	order := make([]int32, len(ix.names))
 	for i := range order {
 		order[i] = int32(i)
@@ -306,7 +312,7 @@ func (ix *packIndexer) writeIndex(w io.Writer, pack plumbing.Hash) error {
 // in place nothing reads the index (git and go-git find packs by their
 // .pack), and a kill in between leaves an index alone, which the next
 // sync removes (removeOrphanPackFiles). A pack already there is kept.
-func (ix *packIndexer) installPack(dir string, spool *os.File, sum plumbing.Hash) error {
+func installPack(dir string, spool *os.File, sum plumbing.Hash, ix *idxEntries) error {
 	base := filepath.Join(dir, "pack-"+sum.String())
 	if _, err := os.Lstat(base + ".pack"); err == nil {
 		if _, err := os.Lstat(base + ".idx"); err == nil {

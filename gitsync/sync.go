@@ -69,6 +69,11 @@ type Report struct {
 	// TooLarge lists files over MaxBlobBytes that were left out of the
 	// commit: other machines refuse such files, so they are not synced.
 	TooLarge []string `json:"too_large,omitempty"`
+	// PacksMerged counts the packs this sync merged into one
+	// (packmerge.go); PackError says why merging failed (the sync itself
+	// did not).
+	PacksMerged int    `json:"packs_merged,omitempty"`
+	PackError   string `json:"pack_error,omitempty"`
 }
 
 // Sync runs one cycle: lock, commit local changes, fetch main from the
@@ -115,10 +120,18 @@ func (g *Repo) Sync(ctx context.Context, opts Options) (rep Report, err error) {
 			return rep, err
 		}
 	}
-	if opts.Remote == "" {
-		return rep, nil
+	if opts.Remote != "" {
+		if err := g.syncHub(ctx, opts, &rep); err != nil {
+			return rep, err
+		}
 	}
-	return rep, g.syncHub(ctx, opts, &rep)
+	// Each fetch left a pack; keep their number down (packmerge.go).
+	n, perr := g.mergePacks(ctx, g.now())
+	rep.PacksMerged = n
+	if perr != nil {
+		rep.PackError = perr.Error()
+	}
+	return rep, nil
 }
 
 // syncPeersInto fetches from and merges the mesh's peers, and records in
