@@ -108,7 +108,7 @@ func (s *Store) openIndex(ctx context.Context) error {
 	if err != nil || health == indexHealthy {
 		return err
 	}
-	if _, err := s.rebuild(ctx, rebuildRequest{found: health, recheck: s.lookAgain}); err != nil {
+	if _, err := s.rebuild(ctx, rebuildRequest{found: health, recheck: s.lookAgain, atOpen: true}); err != nil {
 		if ix := s.idx(); ix != nil {
 			ix.Close() // Open fails: nobody else holds this Store
 		}
@@ -172,6 +172,9 @@ func (s *Store) lookAgain(ctx context.Context) (indexHealth, error) {
 
 // rebuildRequest is what a caller of [Store.rebuild] knows.
 type rebuildRequest struct {
+	// atOpen marks the rebuild of opening the Store: a Rebuild asked for
+	// next uses its result instead of rebuilding again (builtAtOpen).
+	atOpen bool
 	// found is what the caller found wrong: missing, outdated or damaged.
 	found indexHealth
 	// cause is the error that found damage, for the message of a hook
@@ -232,7 +235,11 @@ func (s *Store) rebuild(ctx context.Context, r rebuildRequest) (index.Result, er
 		}
 	}
 	if health == indexDamaged {
-		return s.replaceDamaged(ctx, !r.asked)
+		res, err := s.replaceDamaged(ctx, !r.asked)
+		if err == nil && r.atOpen {
+			s.builtAtOpen.Store(&res)
+		}
+		return res, err
 	}
 	var res index.Result
 	if r.firstSync {
@@ -248,6 +255,9 @@ func (s *Store) rebuild(ctx context.Context, r rebuildRequest) (index.Result, er
 		return res, fmt.Errorf("rebuild index %s: %w", s.indexPath(), err)
 	case !r.asked && (r.found != indexMissing || res.Added > 0 || res.Skipped > 0):
 		s.notice(fmt.Sprintf("index %s rebuilt from the note files (%d notes, %d skipped)", s.indexPath(), res.Added, res.Skipped))
+	}
+	if r.atOpen {
+		s.builtAtOpen.Store(&res)
 	}
 	return res, nil
 }
@@ -393,6 +403,19 @@ func (s *Store) Rebuild(ctx context.Context) (ReconcileReport, error) {
 		return ReconcileReport{}, s.idx().Explain(err)
 	}
 	return s.report(ctx, res)
+}
+
+// RebuildAfterOpen is Rebuild for a process that opened the Store to
+// rebuild its index and does nothing else first (`reindex --full`): when
+// opening it rebuilt the index from every file already (a missing index,
+// or one of another schema after an upgrade), that rebuild is reported
+// instead of a second (21 s more at 122,000 notes). Later, files may
+// have changed since the open: use Rebuild.
+func (s *Store) RebuildAfterOpen(ctx context.Context) (ReconcileReport, error) {
+	if res := s.builtAtOpen.Swap(nil); res != nil {
+		return s.report(ctx, *res)
+	}
+	return s.Rebuild(ctx)
 }
 
 // guard runs op, which uses the index, and settles what the index itself

@@ -156,6 +156,11 @@ type Store struct {
 	server       bool    // Options.Server
 	decayDays    float64 // > 0: recency decay in Search (see decay)
 
+	// builtAtOpen is what opening the Store rebuilt the index from, for
+	// RebuildAfterOpen (indexguard.go): `reindex --full` after an upgrade
+	// that changed the index's schema rebuilt it twice.
+	builtAtOpen atomic.Pointer[index.Result]
+
 	readOnly bool   // the home cannot be written (indexguard.go)
 	tmpIndex string // directory of a temporary index of a read-only home
 

@@ -26,7 +26,7 @@ func reindexCommand() *cli.Command {
 				var rep anamnesis.ReconcileReport
 				var err error
 				if c.Bool("full") {
-					rep, err = s.Rebuild(ctx)
+					rep, err = s.RebuildAfterOpen(ctx)
 				} else {
 					rep, err = s.Reconcile(ctx)
 				}
