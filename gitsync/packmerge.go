@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/anamnesis-memory/anamnesis/note"
 )
@@ -108,8 +108,7 @@ func geometricSplit(packs []packOnDisk) int {
 
 // mergePacks removes the sources of an earlier merge once their grace is
 // over, and merges small packs when there are more than packMergeAt. It
-// returns how many packs it merged into one. The caller holds the lock
-// and has read no object yet through g.r (removed packs reopen it).
+// returns how many packs it merged into one. The caller holds the lock.
 func (g *Repo) mergePacks(ctx context.Context, now time.Time) (int, error) {
 	dir := filepath.Join(g.gitDir, "objects", "pack")
 	pending, err := g.removeMergedPacks(dir, now)
@@ -185,13 +184,8 @@ func (g *Repo) removeMergedPacks(dir string, now time.Time) (pending bool, err e
 	} else {
 		err = os.Remove(listPath)
 	}
-	if removed {
-		// go-git's storage keeps the pack list it read; reopen it.
-		r, oerr := git.PlainOpen(g.dir)
-		if oerr != nil {
-			return false, fmt.Errorf("open git repository %s: %w", g.dir, oerr)
-		}
-		g.r = r
+	if fs, ok := g.r.Storer.(*filesystem.Storage); ok && removed {
+		fs.Reindex() // go-git's storage keeps the pack list it read
 	}
 	return false, err
 }
