@@ -11,8 +11,8 @@ import (
 // paid off.
 const rowsPerStatement = 200
 
-// tail is a token's last stored chunk, without its data.
-type tail struct{ first, n, last int64 }
+// lastChunk is a token's last stored chunk, without its data.
+type lastChunk struct{ first, n, last int64 }
 
 // The ways a token's edits are written (listWriter.routes).
 const (
@@ -29,8 +29,8 @@ const (
 // the order the kinds go out in does not matter.
 type listWriter struct {
 	a      *applier
-	tails  map[string]tail // the current batch's tokens that have a chunk
-	routes *[4]int         // tokens written by each route, for tests
+	lasts  map[string]lastChunk // the current batch's tokens that have a chunk
+	routes *[4]int              // tokens written by each route, for tests
 
 	appends []any // term, first, entries, last, data: appended to a chunk
 	puts    []any // term, first, n, last, data: a chunk (re)written whole
@@ -38,12 +38,12 @@ type listWriter struct {
 	fell    []any // tokens whose note count went down: deleted at 0
 }
 
-// lastChunks reads the last chunk of each of terms into w.tails; a token
+// lastChunks reads the last chunk of each of terms into w.lasts; a token
 // absent from it has no chunk. Each token costs two primary-key searches
 // (max(first) finds the last key without visiting the others), so a
 // token's chunk count does not matter.
 func (w *listWriter) lastChunks(terms []string) error {
-	clear(w.tails)
+	clear(w.lasts)
 	args := make([]any, len(terms))
 	for i, t := range terms {
 		args[i] = t
@@ -55,11 +55,11 @@ func (w *listWriter) lastChunks(terms []string) error {
 	defer rows.Close()
 	for rows.Next() {
 		var term string
-		var c tail
+		var c lastChunk
 		if err := rows.Scan(&term, &c.first, &c.n, &c.last); err != nil {
 			return fmt.Errorf("read last chunks: %w", err)
 		}
-		w.tails[term] = c
+		w.lasts[term] = c
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read last chunks: %w", err)
@@ -76,7 +76,7 @@ func lastChunksSQL(n int) string {
 // appendTo appends added, in rowid order and all after the chunk's last
 // entry, to the token's last chunk: the entries are encoded against its
 // last rowid and concatenated in SQL, without reading the chunk.
-func (w *listWriter) appendTo(term string, last tail, added []posting) error {
+func (w *listWriter) appendTo(term string, last lastChunk, added []posting) error {
 	var data []byte
 	prev := last.last
 	for _, p := range added {

@@ -272,7 +272,7 @@ func (e *postingEdits) writeLists(a *applier, terms []string) error {
 // merge writes the edits of terms (sorted) into their chunks and moves
 // their note counts.
 func (e *postingEdits) merge(a *applier, terms []string) error {
-	w := &listWriter{a: a, tails: map[string]tail{}, routes: &e.routes}
+	w := &listWriter{a: a, lasts: map[string]lastChunk{}, routes: &e.routes}
 	for len(terms) > 0 {
 		part := terms[:min(len(terms), rowsPerStatement)]
 		terms = terms[len(part):]
@@ -305,7 +305,7 @@ type chunk struct {
 // touched belongs to the chunk with the greatest first rowid not above it
 // (or the first chunk), so only those chunks are read and rewritten.
 func (t *termEdits) write(w *listWriter, term string) error {
-	last, stored := w.tails[term]
+	last, stored := w.lasts[term]
 	if stored && t.appendsTo(last, w.a.chunkMax) {
 		w.routes[routeAppend]++
 		return w.appendTo(term, last, t.added)
@@ -335,16 +335,8 @@ func (t *termEdits) write(w *listWriter, term string) error {
 // appendsTo reports whether the edits only add notes after the last
 // entry of the token's last chunk, in order, and the chunk has room for
 // them: the common case, a new note gets the highest rowid.
-func (t *termEdits) appendsTo(last tail, chunkMax int) bool {
-	if len(t.removed) > 0 || len(t.added) == 0 {
-		return false
-	}
-	for i := 1; i < len(t.added); i++ {
-		if t.added[i].rowid <= t.added[i-1].rowid {
-			return false
-		}
-	}
-	return t.added[0].rowid > last.last && last.n+int64(len(t.added)) <= int64(chunkMax)
+func (t *termEdits) appendsTo(last lastChunk, chunkMax int) bool {
+	return appendsOnly(t) && t.added[0].rowid > last.last && last.n+int64(len(t.added)) <= int64(chunkMax)
 }
 
 // touchedChunks loads the stored chunks the edits' rowids belong to,

@@ -76,7 +76,6 @@ type tailWriter struct {
 	puts    []any // term, first, n, last, data: a new row
 	drops   []any // terms whose row was folded
 	started int   // rows started
-	dropped int   // rows folded
 }
 
 func newTailWriter(a *applier) (*tailWriter, error) {
@@ -156,13 +155,12 @@ func (w *tailWriter) take(term string, t *termEdits) (bool, error) {
 	if !has {
 		return false, nil
 	}
-	folded, err := decodePostings(r.data, make([]posting, 0, r.n+int64(len(t.added))))
+	folded, err := decodePostings(r.data, nil)
 	if err != nil {
 		return false, fmt.Errorf("tail row: %w", err)
 	}
 	t.added = append(folded, t.added...)
 	w.drops = append(w.drops, term)
-	w.dropped++
 	return false, w.flushIfFull()
 }
 
