@@ -125,39 +125,8 @@ func batchedMergeRounds(t *testing.T, seed int64, chunkMax, chunkTarget int) {
 		ix.chunkMax, ix.chunkTarget = chunkMax, chunkTarget
 		ixs[i] = ix
 	}
-	r := rand.New(rand.NewSource(seed))
-	common := strings.Fields("alpha beta gamma delta epsilon zeta eta theta café naïve_test straße")
-	fresh := 0
-	text := func() string {
-		var b strings.Builder
-		for i, n := 0, 1+r.Intn(14); i < n; i++ {
-			switch k := r.Intn(10); {
-			case k < 5:
-				b.WriteString(common[r.Intn(len(common))])
-			case k < 8:
-				fmt.Fprintf(&b, "w%d", r.Intn(40+fresh))
-			default: // a token no note had so far
-				fresh++
-				fmt.Fprintf(&b, "w%d", 40+fresh)
-			}
-			b.WriteByte(' ')
-		}
-		return b.String()
-	}
-	start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-	newNote := func(at int) Change {
-		nt := note.New(note.TypeSemantic, text(), text(), start.Add(time.Duration(at)*time.Minute))
-		nt.MachineID = "m"
-		return changeFor(nt)
-	}
-	live := map[string]Change{}
-	var ids []string
-	var initial []Change
-	for i := 0; i < 20+r.Intn(40); i++ {
-		c := newNote(i)
-		live[c.Note.ID], ids = c, append(ids, c.Note.ID)
-		initial = append(initial, c)
-	}
+	script := newEditScript(seed)
+	initial := script.initial(20 + script.r.Intn(40))
 	for _, ix := range ixs {
 		if _, err := ix.Rebuild(ctx, initial); err != nil {
 			t.Fatal(err)
@@ -165,55 +134,11 @@ func batchedMergeRounds(t *testing.T, seed int64, chunkMax, chunkTarget int) {
 	}
 	var routes [3]int
 	for batch := 0; batch < 25; batch++ {
-		var changes []Change
-		size := 1 + r.Intn(30)
+		size := 1 + script.r.Intn(30)
 		if batch%8 == 7 { // more tokens than one statement takes
-			size = 150 + r.Intn(150)
+			size = 150 + script.r.Intn(150)
 		}
-		for i := 0; i < size; i++ {
-			switch op := r.Intn(10); {
-			case op < 5 || len(ids) == 0:
-				c := newNote(1000 + batch*100 + i)
-				live[c.Note.ID], ids = c, append(ids, c.Note.ID)
-				changes = append(changes, c)
-			case op < 7:
-				c, ok := live[ids[r.Intn(len(ids))]]
-				if !ok {
-					continue
-				}
-				for j := 0; j <= r.Intn(2); j++ {
-					nt := *c.Note
-					nt.Body = text()
-					c = Change{File: c.File, Note: &nt}
-					changes = append(changes, c)
-				}
-				live[c.Note.ID] = c
-			case op < 9:
-				id := ids[r.Intn(len(ids))]
-				c, ok := live[id]
-				if !ok {
-					continue
-				}
-				changes = append(changes, Change{File: c.File, Delete: true})
-				delete(live, id)
-				if r.Intn(2) == 0 {
-					changes = append(changes, c)
-					live[id] = c
-				}
-			default: // a deleted note's id comes back in a new note
-				for _, id := range ids {
-					if _, ok := live[id]; !ok {
-						c := newNote(0)
-						nt := *c.Note
-						nt.ID = id
-						c = changeFor(&nt)
-						live[id] = c
-						changes = append(changes, c)
-						break
-					}
-				}
-			}
-		}
+		changes := script.batch(size)
 		batched := newPostingEdits()
 		if _, err := ixs[0].inTx(ctx, changes, batched); err != nil {
 			t.Fatal(err)
@@ -235,6 +160,108 @@ func batchedMergeRounds(t *testing.T, seed int64, chunkMax, chunkTarget int) {
 			t.Errorf("route %d taken %d times: the batches do not exercise it", i, n)
 		}
 	}
+}
+
+// editScript makes random batches of note changes the way a store meets
+// them: new notes (tokens new to the store among their words, and words
+// in more notes than a chunk holds), edits, an edit applied twice in one
+// batch, deletes, a delete undone in the batch, and now and then a
+// deleted note's id back on a new file. Edits re-index a note under its
+// rowid, below its tokens' last entries.
+type editScript struct {
+	r      *rand.Rand
+	common []string
+	fresh  int // tokens made new so far
+	at     int // minutes after start of the next new note
+	live   map[string]Change
+	ids    []string
+}
+
+func newEditScript(seed int64) *editScript {
+	return &editScript{r: rand.New(rand.NewSource(seed)), live: map[string]Change{},
+		common: strings.Fields("alpha beta gamma delta epsilon zeta eta theta café naïve_test straße")}
+}
+
+func (s *editScript) text() string {
+	var b strings.Builder
+	for i, n := 0, 1+s.r.Intn(14); i < n; i++ {
+		switch k := s.r.Intn(10); {
+		case k < 5:
+			b.WriteString(s.common[s.r.Intn(len(s.common))])
+		case k < 8:
+			fmt.Fprintf(&b, "w%d", s.r.Intn(40+s.fresh))
+		default: // a token no note had so far
+			s.fresh++
+			fmt.Fprintf(&b, "w%d", 40+s.fresh)
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+func (s *editScript) note() Change {
+	s.at++
+	nt := note.New(note.TypeSemantic, s.text(), s.text(), time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(s.at)*time.Minute))
+	nt.MachineID = "m"
+	return changeFor(nt)
+}
+
+// initial is n new notes, live from now on.
+func (s *editScript) initial(n int) []Change {
+	var out []Change
+	for i := 0; i < n; i++ {
+		c := s.note()
+		s.live[c.Note.ID], s.ids = c, append(s.ids, c.Note.ID)
+		out = append(out, c)
+	}
+	return out
+}
+
+// batch is about size random changes.
+func (s *editScript) batch(size int) []Change {
+	var changes []Change
+	for i := 0; i < size; i++ {
+		switch op := s.r.Intn(10); {
+		case op < 5 || len(s.ids) == 0:
+			changes = append(changes, s.initial(1)...)
+		case op < 7:
+			c, ok := s.live[s.ids[s.r.Intn(len(s.ids))]]
+			if !ok {
+				continue
+			}
+			for j := 0; j <= s.r.Intn(2); j++ {
+				nt := *c.Note
+				nt.Body = s.text()
+				c = Change{File: c.File, Note: &nt}
+				changes = append(changes, c)
+			}
+			s.live[c.Note.ID] = c
+		case op < 9:
+			id := s.ids[s.r.Intn(len(s.ids))]
+			c, ok := s.live[id]
+			if !ok {
+				continue
+			}
+			changes = append(changes, Change{File: c.File, Delete: true})
+			delete(s.live, id)
+			if s.r.Intn(2) == 0 {
+				changes = append(changes, c)
+				s.live[id] = c
+			}
+		default: // a deleted note's id comes back in a new note
+			for _, id := range s.ids {
+				if _, ok := s.live[id]; !ok {
+					nt := *s.note().Note
+					nt.ID = id
+					c := changeFor(&nt)
+					s.live[id] = c
+					changes = append(changes, c)
+					break
+				}
+			}
+		}
+	}
+	return changes
 }
 
 // The batched statements find each token's rows by primary key: a scan

@@ -2,7 +2,6 @@ package index
 
 import (
 	"fmt"
-	"math/rand"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -70,8 +69,8 @@ func tailRows(t *testing.T, ix *Index) int64 {
 	return n
 }
 
-// TestTailMatchesChunksAlone: the same random batches (new notes, edits,
-// deletes, deletes undone, ids back on new files, large batches) on an
+// TestTailMatchesChunksAlone: the same random batches (editScript, and
+// some larger than a statement takes) on an
 // index that appends in place and one with the tail of a large store,
 // whose rows fold back early (few rows kept, small chunks): after every
 // batch each token's list as search reads it and its note count are the
@@ -92,40 +91,8 @@ func TestTailMatchesChunksAlone(t *testing.T) {
 			}
 			tailed := ixs[1]
 			tailed.tailFrom, tailed.tailRows = 0, 40
-			r := rand.New(rand.NewSource(seed))
-			fresh := 0
-			text := func() string {
-				var b strings.Builder
-				for i, n := 0, 1+r.Intn(14); i < n; i++ {
-					switch k := r.Intn(10); {
-					case k < 4:
-						b.WriteString([]string{"alpha", "beta", "gamma", "café", "straße"}[r.Intn(5)])
-					case k < 8:
-						fmt.Fprintf(&b, "w%d", r.Intn(60+fresh))
-					default:
-						fresh++
-						fmt.Fprintf(&b, "w%d", 60+fresh)
-					}
-					b.WriteByte(' ')
-				}
-				return b.String()
-			}
-			start := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
-			at := 0
-			newNote := func() Change {
-				at++
-				nt := note.New(note.TypeSemantic, text(), text(), start.Add(time.Duration(at)*time.Minute))
-				nt.MachineID = "m"
-				return changeFor(nt)
-			}
-			live := map[string]Change{}
-			var noteIDs []string
-			var initial []Change
-			for i := 0; i < 30; i++ {
-				c := newNote()
-				live[c.Note.ID], noteIDs = c, append(noteIDs, c.Note.ID)
-				initial = append(initial, c)
-			}
+			script := newEditScript(seed)
+			initial := script.initial(30)
 			for _, ix := range ixs {
 				if _, err := ix.Rebuild(ctx, initial); err != nil {
 					t.Fatal(err)
@@ -134,53 +101,11 @@ func TestTailMatchesChunksAlone(t *testing.T) {
 			var routes [4]int
 			most := int64(0)
 			for batch := 0; batch < 40; batch++ {
-				var changes []Change
-				size := 1 + r.Intn(12)
+				size := 1 + script.r.Intn(12)
 				if batch%10 == 9 {
-					size = 150 + r.Intn(100)
+					size = 150 + script.r.Intn(100)
 				}
-				for i := 0; i < size; i++ {
-					switch op := r.Intn(10); {
-					case op < 6 || len(noteIDs) == 0: // most batches of a pull are new notes
-						c := newNote()
-						live[c.Note.ID], noteIDs = c, append(noteIDs, c.Note.ID)
-						changes = append(changes, c)
-					case op < 8:
-						c, ok := live[noteIDs[r.Intn(len(noteIDs))]]
-						if !ok {
-							continue
-						}
-						nt := *c.Note
-						nt.Body = text()
-						c = Change{File: c.File, Note: &nt}
-						live[c.Note.ID] = c
-						changes = append(changes, c)
-					case op < 9:
-						id := noteIDs[r.Intn(len(noteIDs))]
-						c, ok := live[id]
-						if !ok {
-							continue
-						}
-						changes = append(changes, Change{File: c.File, Delete: true})
-						delete(live, id)
-						if r.Intn(2) == 0 {
-							changes = append(changes, c)
-							live[id] = c
-						}
-					default: // a deleted note's id back on a new file
-						for _, id := range noteIDs {
-							if _, ok := live[id]; !ok {
-								c := newNote()
-								nt := *c.Note
-								nt.ID = id
-								c = changeFor(&nt)
-								live[id] = c
-								changes = append(changes, c)
-								break
-							}
-						}
-					}
-				}
+				changes := script.batch(size)
 				if _, err := ixs[0].Apply(ctx, changes); err != nil {
 					t.Fatal(err)
 				}
