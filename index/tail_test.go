@@ -60,6 +60,23 @@ func readLists(t *testing.T, ix *Index) map[string]string {
 	return out
 }
 
+// rankedAsSeed fails the test unless search ranks q's top five as the
+// seed query does.
+func rankedAsSeed(t *testing.T, ix *Index, q string) {
+	t.Helper()
+	got, err := ix.Search(ctx, q, Filter{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ix.SeedSearch(ctx, q, Filter{Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids(got), ids(want)) {
+		t.Fatalf("%q: %v, the seed %v", q, ids(got), ids(want))
+	}
+}
+
 func tailRows(t *testing.T, ix *Index) int64 {
 	t.Helper()
 	var n int64
@@ -137,17 +154,7 @@ func TestTailMatchesChunksAlone(t *testing.T) {
 				t.Fatalf("CheckPostings with the tail: %+v, %v", rep, err)
 			}
 			for _, q := range []string{"alpha w3 w7", "café straße w12", "beta"} {
-				got, err := tailed.Search(ctx, q, Filter{Limit: 5})
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := tailed.SeedSearch(ctx, q, Filter{Limit: 5})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(ids(got), ids(want)) {
-					t.Fatalf("%q with the tail: %v, FTS5 %v", q, ids(got), ids(want))
-				}
+				rankedAsSeed(t, tailed, q)
 			}
 			t.Logf("tokens appended in place, new, merged, to the tail: %v; at most %d tail rows", routes, most)
 			if routes[routeTail] == 0 || routes[routeMerge] == 0 || most < tailed.tailRows/2 {
@@ -217,16 +224,6 @@ func TestPullAppendsToTheTailAlone(t *testing.T) {
 	}
 	comparePostings(t, ix)
 	for _, q := range []string{"heron river3", "bank140 reeds", "birds"} {
-		got, err := ix.Search(ctx, q, Filter{Limit: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := ix.SeedSearch(ctx, q, Filter{Limit: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(ids(got), ids(want)) {
-			t.Fatalf("%q: %v, FTS5 %v", q, ids(got), ids(want))
-		}
+		rankedAsSeed(t, ix, q)
 	}
 }
