@@ -105,7 +105,7 @@ func (n *Note) keepSource(front string, root *yaml.Node, unknown map[int]bool) {
 	// anything else (a flow mapping) is rare enough to be written back by
 	// the YAML encoder instead, which keeps types and values but not
 	// formatting or comments.
-	layout := root.Style&yaml.FlowStyle == 0
+	layout := root.Style&yaml.FlowStyle == 0 && !otherBreaks(front)
 	for i := 0; layout && i < pairs; i++ {
 		k := root.Content[2*i]
 		starts[i] = k.Line - 1
@@ -171,6 +171,24 @@ func (n *Note) keepSource(front string, root *yaml.Node, unknown map[int]bool) {
 		}
 	}
 	n.Comments.End = lead
+}
+
+// otherBreaks reports whether front holds a line break other than "\n"
+// and "\r\n": a lone "\r", NEL, or the Unicode line and paragraph
+// separators. The YAML parser counts each as a line, so its key lines
+// no longer match the lines split here: a comment "#\rat: 1" is a
+// comment and a key "at" to it, and kept as one line it wrote "at" twice.
+func otherBreaks(front string) bool {
+	for i := 0; i < len(front); i++ {
+		switch {
+		case front[i] == '\r' && (i+1 == len(front) || front[i+1] != '\n'):
+			return true
+		case front[i] == 0xc2 && i+1 < len(front) && front[i+1] == 0x85, // NEL
+			front[i] == 0xe2 && i+2 < len(front) && front[i+1] == 0x80 && (front[i+2] == 0xa8 || front[i+2] == 0xa9):
+			return true
+		}
+	}
+	return false
 }
 
 func isCommentOrBlank(l string) bool {

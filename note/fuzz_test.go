@@ -22,6 +22,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("---\nid: 01ABC\ntype: semantic\nk: |+\n  keep\n\n# c\ntitle: t # x\n? odd\n: 1\n---\n"))
 	f.Add([]byte("---\nid: 01ABC\ntype: semantic\ntitle: t\nx: ~\n...\ny: 2\n---\n"))
 	f.Add([]byte("---\nid: 01ABC\ntype: semantic\ntitle: a long title that PyYAML folds over two lines because it is wider than eighty\n  columns\nproject: global\nmachine_id: m\nscope: portable\nuser_id: self\nworkspace_id: personal\nprov_source: human\nconfidence: 1.0\ncreated_at: '2026'\nupdated_at: '2026'\ntags:\n- 'yes'\n- b\n---\nbody\n"))
+	// Line breaks YAML counts and a split at "\n" does not: a comment
+	// that hides a key from one and not the other.
+	for _, br := range []string{"\r", "\u0085", "\u2028", "\u2029"} {
+		f.Add([]byte("---\nid: 0\ntype: semantic\ntitle:\ns:\n- k\n#" + br + "at: 1\ng:\n---\n"))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The shortcut for canonical frontmatter reads what the YAML
 		// parser reads, whenever it answers.
