@@ -6,7 +6,7 @@
 // memory_supersedes, memories_fts) because its dashboard reads them; our
 // own bookkeeping lives in index_files (per-file size, mtime and content
 // hash, which make reconcile cheap), index_meta (schema version, last
-// indexed commit, note and token totals, and the stat cache of
+// indexed commit, note and token totals), index_stats (the stat cache of
 // statcache.go), and index_postings, index_df and index_tail.
 //
 // Those three hold our own copy of FTS5's inverted index: per token, chunks

@@ -29,6 +29,7 @@ var dropStatements = []string{
 	`DROP TABLE IF EXISTS index_postings`,
 	`DROP TABLE IF EXISTS index_df`,
 	`DROP TABLE IF EXISTS index_tail`,
+	`DROP TABLE IF EXISTS index_stats`,
 	`DROP TABLE IF EXISTS index_meta`,
 }
 
@@ -169,6 +170,12 @@ var schemaStatements = []string{
   last  INTEGER NOT NULL,
   data  BLOB NOT NULL
 ) WITHOUT ROWID`,
+	// The stat cache (statcache.go): one row, a rowid table so that no
+	// lookup compares a key with its blob.
+	`CREATE TABLE IF NOT EXISTS index_stats (
+  id   INTEGER PRIMARY KEY CHECK (id = 1),
+  data BLOB NOT NULL
+)`,
 	`CREATE TABLE IF NOT EXISTS index_meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL

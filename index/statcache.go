@@ -16,7 +16,12 @@ import (
 // note file with what index_files recorded. Reading 100,000 rows of
 // index_files through database/sql cost about a third of such a
 // reconcile; the stat cache is the same three columns (path, size,
-// mtime_ns) in one blob in index_meta, read with one row.
+// mtime_ns) in one blob, read with one row of a table of its own
+// (index_stats). It was a row of index_meta, a WITHOUT ROWID table,
+// whose b-tree compares a key with a row by reading the whole row when
+// it overflows its page: every update of the note or token count read
+// the 7 MB blob of 100,000 notes (2.9 ms; 18 µs without it), and
+// INSERT OR REPLACE of a count 18 ms.
 //
 // It must never claim a state index_files does not have. Every
 // transaction that applies a change bumps files_gen (applier.finish), and
@@ -24,10 +29,7 @@ import (
 // whose generation is not the current one is ignored. The caller reads
 // the generation before it reads the rows (FilesGen, then Files), so a
 // change applied in between makes the cache it saves stale, never wrong.
-const (
-	metaStatCache = "stat_cache"
-	metaFilesGen  = "files_gen"
-)
+const metaFilesGen = "files_gen"
 
 // StatCache is the size and mtime index_files records for each path, as
 // of one files generation.
@@ -74,11 +76,14 @@ func (ix *Index) SaveStatCache(ctx context.Context, gen int64, files map[string]
 	for _, p := range slices.Sorted(maps.Keys(files)) { // see StatCache
 		b = appendStat(b, files[p])
 	}
-	if _, err := ix.db.ExecContext(ctx, `INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaStatCache, b); err != nil {
+	if _, err := ix.db.ExecContext(ctx, saveStatsSQL, b); err != nil {
 		return ix.wrap("write", err)
 	}
 	return nil
 }
+
+// saveStatsSQL writes the encoded stat cache, its one row.
+const saveStatsSQL = `INSERT OR REPLACE INTO index_stats(id, data) VALUES (1, ?)`
 
 func appendStat(b []byte, f File) []byte {
 	b = binary.AppendUvarint(b, uint64(len(f.Path)))
@@ -101,7 +106,7 @@ func (a *applier) saveBuiltStats(stats []byte) error {
 		return err
 	}
 	b := append(binary.AppendVarint(make([]byte, 0, len(stats)+binary.MaxVarintLen64), gen), sortStats(stats)...)
-	return a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaStatCache, b)
+	return a.exec(saveStatsSQL, b)
 }
 
 // sortStats returns encoded entries (valid: appendStat wrote them) in
@@ -132,7 +137,7 @@ func (ix *Index) LoadStatCache(ctx context.Context) (*StatCache, error) {
 	// then a string, then bytes again for binary's readers, the 4.5 MB
 	// blob of 100,000 notes was copied three times.
 	var data string
-	err = ix.db.QueryRowContext(ctx, `SELECT value FROM index_meta WHERE key = ?`, metaStatCache).Scan(&data)
+	err = ix.db.QueryRowContext(ctx, `SELECT data FROM index_stats WHERE id = 1`).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -159,3 +159,36 @@ func TestStatCacheInAndOutOfOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestStatCacheLeavesIndexMetaSmall: the stat cache of 20,000 files
+// (1 MB) is saved and read back, and no row of index_meta overflows its
+// page. index_meta is a WITHOUT ROWID table, whose b-tree reads a whole
+// overflowing row to compare a key with it: with the cache among its
+// rows, every update of the note or token count read the cache (2.9 ms
+// a statement at 100,000 notes, 18 µs without it).
+func TestStatCacheLeavesIndexMetaSmall(t *testing.T) {
+	ix := openTemp(t)
+	files := map[string]File{}
+	for i := range 20000 {
+		p := fmt.Sprintf("memory/episodic/01JGFJ%020d.md", i)
+		files[p] = File{Path: p, Size: int64(i), MtimeNS: int64(i) * 1e9}
+	}
+	gen, err := ix.FilesGen(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.SaveStatCache(ctx, gen, files); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ix.LoadStatCache(ctx)
+	if err != nil || c == nil || c.count != len(files) {
+		t.Fatalf("stat cache read back: %v, %v", c, err)
+	}
+	var most int
+	if err := ix.db.QueryRowContext(ctx, `SELECT max(length(key) + length(value)) FROM index_meta`).Scan(&most); err != nil {
+		t.Fatal(err)
+	}
+	if most > 1000 {
+		t.Fatalf("a row of index_meta holds %d bytes: it leaves its page", most)
+	}
+}
