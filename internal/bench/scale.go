@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anamnesis-memory/anamnesis/gitsync"
 	"github.com/anamnesis-memory/anamnesis/internal/synth"
 	"github.com/anamnesis-memory/anamnesis/note"
 )
@@ -175,6 +176,23 @@ func timeRuns(ctx context.Context, bin string, env []string, runs int, prep func
 
 func noStdin(int) (string, error) { return "", nil }
 
+// waitBackground returns once no background sync holds home's
+// repository lock: it gives one just started by a hook time to take the
+// lock, then waits for the lock itself.
+func (r *scaleRun) waitBackground(home string) error {
+	select {
+	case <-time.After(300 * time.Millisecond):
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
+	l, err := gitsync.AcquireAs(r.ctx, filepath.Join(home, note.PortableDir, ".git"), 2*time.Minute, gitsync.PurposeSync)
+	if err != nil {
+		return fmt.Errorf("wait for the background sync of %s: %w", home, err)
+	}
+	l.Release()
+	return nil
+}
+
 // firstSyncs: A commits and pushes everything, then B, empty, syncs.
 func (r *scaleRun) firstSyncs(f *ScaleFigures) error {
 	var err error
@@ -209,6 +227,11 @@ func (r *scaleRun) everyday(f *ScaleFigures) error {
 		return err
 	}
 	if f.HookEnd, err = r.run(7, r.envA, func(i int) (string, error) {
+		// Each capture starts a sync in the background, and the next run
+		// waited for its lock: a user's next session ends minutes later.
+		if err := r.waitBackground(r.homeA); err != nil {
+			return "", err
+		}
 		return fmt.Sprintf(`{"session_id":"scale-end-%d-%d","transcript_path":%q,"cwd":%q}`, time.Now().UnixNano(), i, transcript, proj), nil
 	}, "hook", "session-end"); err != nil {
 		return err
