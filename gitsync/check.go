@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // What a memory store's history may hold. Everything a hub or a peer
@@ -796,12 +795,11 @@ func (g *Repo) discardRefused(before map[string]bool, tip plumbing.Hash) {
 		if _, ok := idx.find(tip); !ok {
 			continue
 		}
-		for _, ext := range []string{".keep", ".idx", ".rev", ".pack"} {
-			os.Remove(filepath.Join(dir, name+ext))
+		if removePack(dir, name) == nil {
+			removed = true
 		}
-		removed = true
 	}
-	if fs, ok := g.r.Storer.(*filesystem.Storage); ok && removed {
-		fs.Reindex()
+	if removed {
+		g.reindexPacks()
 	}
 }

@@ -64,9 +64,7 @@ func (g *Repo) syncPeers(ctx context.Context, peers []string, opts Options) ([]P
 	// The fetches wrote objects through storages of their own: make this
 	// repository's object store see the new packs, then record the
 	// remote-tracking refs (here, one writer, no concurrent reader).
-	if fs, ok := g.r.Storer.(*filesystem.Storage); ok {
-		fs.Reindex()
-	}
+	g.reindexPacks()
 	for i, u := range peers {
 		if !heads[i].IsZero() {
 			ref := plumbing.NewHashReference(plumbing.NewRemoteReferenceName(peerName(u), Branch), heads[i])

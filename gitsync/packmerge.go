@@ -45,7 +45,8 @@ import (
 // merge (the list of them is kept in mergedPacksFile): a reader that
 // listed the packs before the merge (a peer's fetch from `anamnesis
 // serve`, the web UI's history, git) finds them until it is long done.
-// Then they go before that sync reads any object.
+// Then that sync removes them, at its end, and has go-git's storage read
+// its pack list again.
 const (
 	packMergeAt     = 16
 	mergedPackGrace = 10 * time.Minute
@@ -169,25 +170,42 @@ func (g *Repo) removeMergedPacks(dir string, now time.Time) (pending bool, err e
 		if !strings.HasPrefix(name, "pack-") || strings.ContainsAny(name, `/\`) || strings.Contains(name, "..") {
 			continue
 		}
-		base := filepath.Join(dir, name)
-		if err := os.Remove(base + ".pack"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if removePack(dir, name) != nil {
 			left = append(left, name)
 			continue
 		}
 		removed = true
-		for _, ext := range []string{".idx", ".rev", ".bitmap"} {
-			os.Remove(base + ext)
-		}
 	}
 	if len(left) > 0 {
 		err = note.WriteFileAtomic(listPath, []byte(strings.Join(left, "\n")+"\n"))
 	} else {
 		err = os.Remove(listPath)
 	}
-	if fs, ok := g.r.Storer.(*filesystem.Storage); ok && removed {
-		fs.Reindex() // go-git's storage keeps the pack list it read
+	if removed {
+		g.reindexPacks()
 	}
 	return false, err
+}
+
+// removePack removes pack name's files from dir: the .pack first, so that
+// a pack that cannot go (Windows, while a reader has it open) keeps its
+// index and stays readable, then its index and what git keeps beside it.
+func removePack(dir, name string) error {
+	if err := os.Remove(filepath.Join(dir, name+".pack")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, ext := range []string{".idx", ".rev", ".bitmap", ".keep", ".promisor"} {
+		os.Remove(filepath.Join(dir, name+ext))
+	}
+	return nil
+}
+
+// reindexPacks makes the Repo's go-git storage read its pack list again:
+// it keeps the list it read first, and packs came or went under it.
+func (g *Repo) reindexPacks() {
+	if fs, ok := g.r.Storer.(*filesystem.Storage); ok {
+		fs.Reindex()
+	}
 }
 
 // writeMergedPack writes one pack holding every entry of srcs, and its
