@@ -406,9 +406,9 @@ func TestHavesReadThroughOurReader(t *testing.T) {
 		head := plumbing.NewHash(h.git("rev-parse", "HEAD"))
 		old := plumbing.NewHash(h.git("rev-parse", "HEAD~40"))
 		for _, adv := range []advert{{}, {refs: map[plumbing.ReferenceName]plumbing.Hash{"refs/heads/main": old}}} {
-			parents, done := g.commitParents()
-			ours, err := haves(g.r.Storer, adv, parents)
-			done()
+			objs := g.openObjects()
+			ours, err := haves(g.r.Storer, adv, objs.parents)
+			objs.Close()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,9 +432,9 @@ func TestHavesReadThroughOurReader(t *testing.T) {
 		// commits back: nothing it reaches is sent but its tip; what main
 		// has beyond it is.
 		h.git("update-ref", "refs/remotes/origin/main", "HEAD~3")
-		parents, done := g.commitParents()
-		got, err := haves(g.r.Storer, advert{}, parents)
-		done()
+		objs := g.openObjects()
+		got, err := haves(g.r.Storer, advert{}, objs.parents)
+		objs.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

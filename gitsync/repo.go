@@ -173,13 +173,6 @@ func (g *Repo) Dir() string { return g.dir }
 // GitDir is the .git directory.
 func (g *Repo) GitDir() string { return g.gitDir }
 
-// commitParents reads commits' parents through one reader of our own
-// (see commitTree) until done.
-func (g *Repo) commitParents() (parents func(plumbing.Hash) ([]plumbing.Hash, error), done func()) {
-	objs := g.openObjects()
-	return objs.parents, objs.Close
-}
-
 // signature is the author and committer of every commit made here. The
 // machine id is checked where it is configured, but this is the last
 // place before an object exists: an identity with '<', '>' or a newline
