@@ -252,12 +252,9 @@ func (e *postingEdits) writeLists(a *applier, terms []string) error {
 	if err := tw.flush(); err != nil {
 		return err
 	}
-	folded, foldedTerms, err := tw.surplus()
+	foldedTerms, err := tw.surplus(e.terms)
 	if err != nil {
 		return err
-	}
-	for _, term := range foldedTerms {
-		e.terms[term] = folded[term]
 	}
 	if len(foldedTerms) > 0 {
 		merge = append(merge, foldedTerms...)

@@ -217,27 +217,28 @@ func tailAppendsSQL(n int) string {
 }
 
 // surplus folds the rows over tailRows, next in token order after the
-// cursor (wrapping around), and returns their entries as edits for the
-// ordinary merge. Only a transaction that started rows can have put the
-// table over.
-func (w *tailWriter) surplus() (map[string]*termEdits, []string, error) {
+// cursor (wrapping around): their entries go into edits, for the
+// ordinary merge, and their tokens are returned. A token this
+// transaction appended to its row gets the whole row as its edits, this
+// transaction's entries included. Only a transaction that started rows
+// can have put the table over.
+func (w *tailWriter) surplus(edits map[string]*termEdits) ([]string, error) {
 	if w.started == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	var count int64
 	var cursor sql.NullString
 	row, err := w.a.queryRow(`SELECT (SELECT count(*) FROM index_tail), (SELECT value FROM index_meta WHERE key = ?)`, metaTailCursor)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := row.Scan(&count, &cursor); err != nil {
-		return nil, nil, fmt.Errorf("count tail rows: %w", err)
+		return nil, fmt.Errorf("count tail rows: %w", err)
 	}
 	over := count - int64(w.a.tailRows)
 	if over <= 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
-	edits := map[string]*termEdits{}
 	var terms []string
 	take := func(q string, args ...any) error {
 		rows, err := w.a.query(q, args...)
@@ -261,31 +262,31 @@ func (w *tailWriter) surplus() (map[string]*termEdits, []string, error) {
 		return rows.Err()
 	}
 	if err := take(`SELECT term, data FROM index_tail WHERE term > ? ORDER BY term LIMIT ?`, cursor.String, over); err != nil {
-		return nil, nil, fmt.Errorf("fold tail rows: %w", err)
+		return nil, fmt.Errorf("fold tail rows: %w", err)
 	}
 	if left := over - int64(len(terms)); left > 0 {
 		if err := take(`SELECT term, data FROM index_tail WHERE term <= ? ORDER BY term LIMIT ?`, cursor.String, left); err != nil {
-			return nil, nil, fmt.Errorf("fold tail rows: %w", err)
+			return nil, fmt.Errorf("fold tail rows: %w", err)
 		}
 	}
 	if len(terms) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	for _, t := range terms {
 		w.drops = append(w.drops, t)
 		if err := w.flushIfFull(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if err := w.flush(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The last row folded, in the order taken, is where the next fold
 	// starts after.
 	if err := w.a.exec(`INSERT OR REPLACE INTO index_meta(key, value) VALUES (?, ?)`, metaTailCursor, terms[len(terms)-1]); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return edits, terms, nil
+	return terms, nil
 }
 
 // markHigh records the highest rowid of the store's notes as every list's
